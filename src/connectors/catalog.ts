@@ -1,0 +1,18 @@
+/**
+ * Every action declaration, by key. Plain data only: the definition layer (validate) reads this
+ * without loading any connector's runtime.
+ */
+import type { ActionDeclaration } from './types.js';
+import { coreActions } from './core/declarations.js';
+
+export const allActions: readonly ActionDeclaration[] = [...coreActions];
+
+const byKey = new Map(allActions.map((a) => [a.key, a]));
+
+export function findAction(key: string): ActionDeclaration | undefined {
+  return byKey.get(key);
+}
+
+export function actionKeys(): string[] {
+  return [...byKey.keys()];
+}

@@ -1,0 +1,65 @@
+/** Small builders for input declarations, so each service file stays a readable table. */
+import type { InputDecl } from '../../types.js';
+import type { HcmActionDeclaration, HcmRequestDecl, Inputs } from './types.js';
+import { hcmServicePrefixes } from './types.js';
+
+export const str = (label: string, extra: Partial<InputDecl> = {}): InputDecl => ({ type: 'string', label, ...extra });
+export const req = (label: string, extra: Partial<InputDecl> = {}): InputDecl => str(label, { required: true, ...extra });
+export const date = (label: string, extra: Partial<InputDecl> = {}): InputDecl => ({ type: 'date', label, ...extra });
+export const num = (label: string, extra: Partial<InputDecl> = {}): InputDecl => ({ type: 'number', label, ...extra });
+export const flag = (label: string, extra: Partial<InputDecl> = {}): InputDecl => ({ type: 'boolean', label, ...extra });
+export const obj = (label: string, extra: Partial<InputDecl> = {}): InputDecl => ({ type: 'object', label, ...extra });
+export const arr = (label: string, extra: Partial<InputDecl> = {}): InputDecl => ({ type: 'array', label, ...extra });
+
+export const tenant: Inputs = { tenant: req('Tenant', { description: 'The HCM tenant name used in API paths.' }) };
+export const queryParams: Inputs = {
+  queryParams: {
+    type: 'keyValue',
+    label: 'Query Params',
+    description: 'Key/value pairs sent as query-string parameters (a map, or a list of {key, value}).',
+  },
+};
+export const additionalFields: Inputs = {
+  additionalFields: obj('Additional Fields', { description: 'Extra body fields, merged last (they override standard fields).' }),
+};
+export const paged: Inputs = {
+  limit: { type: 'integer', label: 'Limit', description: 'Maximum number of objects in one response.', default: 20, minimum: 1, maximum: 100 },
+  offset: { type: 'integer', label: 'Offset', description: 'Zero-based index of the first object returned.', default: 0, minimum: 0 },
+  fetchAll: flag('Fetch All', { description: 'Fetch every page (100 per request from offset 0) and return {data, total}.', default: false }),
+};
+export const instance = (withHref = true): Inputs => ({
+  instanceId: str('Instance ID'),
+  ...(withHref ? { instanceHref: str('Instance Href') } : {}),
+  instanceDescriptor: str('Instance Descriptor'),
+});
+export const instanceBody = (withHref = true): Record<string, string> => ({
+  instanceId: 'id',
+  ...(withHref ? { instanceHref: 'href' } : {}),
+  instanceDescriptor: 'descriptor',
+});
+
+export interface ActionSpec {
+  key: string;
+  name: string;
+  description?: string;
+  inputs: Inputs;
+  request: Omit<HcmRequestDecl, 'service'>;
+}
+
+/** One service's table of actions → full declarations (key `hcm.<key>`, group = service). */
+export function service(group: keyof typeof hcmServicePrefixes, specs: ActionSpec[]): HcmActionDeclaration[] {
+  return specs.map((s) => {
+    const request: HcmRequestDecl = { ...s.request, service: group };
+    const path = `${hcmServicePrefixes[group]}${request.path}`;
+    return {
+      key: `hcm.${s.key}`,
+      name: s.name,
+      description: s.description ?? `${s.name} (${request.method} ${path}).`,
+      group,
+      connectionType: 'hcm-oauth2',
+      inputs: s.inputs,
+      docs: { method: request.raw ? '(input)' : request.method, path: request.raw ? '{apiUrl} + url input' : path },
+      request,
+    };
+  });
+}

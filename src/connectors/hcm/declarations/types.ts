@@ -1,0 +1,55 @@
+/**
+ * How an HCM action goes over the wire, as plain data. The one generic request builder
+ * (`../request.ts`) reads this; the docs generator prints it. No runtime imports here.
+ */
+import type { ActionDeclaration, InputDecl } from '../../types.js';
+
+export type HcmMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Service prefixes of hcm-wire.md §1; `{tenant}` is filled from the `tenant` input. */
+export const hcmServicePrefixes = {
+  staffing: '/staffing/v7',
+  common: '/api/common/v1',
+  timeTracking: '/timeTracking/v5',
+  absenceManagement: '/absenceManagement/v5',
+  person: '/person/v4',
+  accountsPayable: '/accountsPayable/v1',
+  businessProcess: '/businessProcess/v1',
+  connect: '/connect/v2',
+  customerAccounts: '/customerAccounts/v1',
+  prismAnalytics: '/api/prismAnalytics/v3/{tenant}',
+  raw: '',
+} as const;
+
+export type HcmService = keyof typeof hcmServicePrefixes;
+
+export interface HcmRequestDecl {
+  method: HcmMethod;
+  service: HcmService;
+  /** Path after the prefix; `{input}` placeholders are filled from inputs (percent-encoded). */
+  path: string;
+  /**
+   * Input name → body field path (dots nest: `worker.id` sends `{"worker": {"id": …}}`).
+   * Date inputs are sent as ISO-8601; empty optional inputs are omitted.
+   */
+  body?: Readonly<Record<string, string>>;
+  /** Sends `limit`/`offset` (and supports `fetchAll`). */
+  paged?: boolean;
+  /** The `queryParams` key/value input is merged into the query string. */
+  queryParams?: boolean;
+  /** The `additionalFields` object is shallow-merged last into the body. */
+  additionalFields?: boolean;
+  /** multipart/form-data: input name → part name (one file part). */
+  multipart?: Readonly<Record<string, string>>;
+  /** The response is a document (PDF …), returned as a binary value. */
+  binary?: boolean;
+  /** Raw Request: handled by `raw-request.ts`. */
+  raw?: boolean;
+}
+
+export interface HcmActionDeclaration extends ActionDeclaration {
+  connectionType: 'hcm-oauth2';
+  request: HcmRequestDecl;
+}
+
+export type Inputs = Record<string, InputDecl>;

@@ -1,0 +1,108 @@
+/**
+ * Authorization-code flow: authorize URL (PKCE S256 always sent; servers that don't support it
+ * ignore it), code exchange, and the pending-authorization map the `/oauth/callback` route uses.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { ActionError } from '../../../common/errors.js';
+import type { ResolvedConnection, StoredTokens, TokenStore } from '../../types.js';
+import { connectionConfig, tokenStoreKey } from './config.js';
+import { asActionError, postToken } from './token-endpoint.js';
+
+const b64url = (buf: Buffer) => buf.toString('base64url');
+
+export function createPkce(): { codeVerifier: string; codeChallenge: string } {
+  const codeVerifier = b64url(randomBytes(32));
+  return { codeVerifier, codeChallenge: b64url(createHash('sha256').update(codeVerifier).digest()) };
+}
+
+export function buildAuthorizeUrl(
+  conn: ResolvedConnection,
+  opts: { redirectUri: string; state: string; codeChallenge?: string },
+): string {
+  const conf = connectionConfig(conn);
+  const url = new URL(conf.authorizeUrl);
+  url.searchParams.set('response_type', 'code');
+  url.searchParams.set('client_id', conf.clientId);
+  url.searchParams.set('redirect_uri', opts.redirectUri);
+  if (conf.scopes) url.searchParams.set('scope', conf.scopes);
+  url.searchParams.set('state', opts.state);
+  if (opts.codeChallenge) {
+    url.searchParams.set('code_challenge', opts.codeChallenge);
+    url.searchParams.set('code_challenge_method', 'S256');
+  }
+  return url.toString();
+}
+
+/** Exchanges an authorization code and stores the tokens under `storeKey`. */
+export async function exchangeCode(
+  conn: ResolvedConnection,
+  args: { code: string; redirectUri: string; codeVerifier?: string },
+  tokens: TokenStore,
+  storeKey: string,
+  signal?: AbortSignal,
+): Promise<StoredTokens> {
+  const conf = connectionConfig(conn);
+  const params: Record<string, string> = { grant_type: 'authorization_code', code: args.code, redirect_uri: args.redirectUri };
+  if (args.codeVerifier) params.code_verifier = args.codeVerifier;
+  let fresh: StoredTokens;
+  try {
+    fresh = await postToken(conf, params, signal);
+  } catch (err) {
+    throw asActionError(err, `connection ${conn.name}: authorization code exchange failed`, 'authorization_failed');
+  }
+  await tokens.withLock(storeKey, () => tokens.set(storeKey, fresh));
+  return fresh;
+}
+
+interface Pending {
+  integration: string;
+  connection: ResolvedConnection;
+  redirectUri: string;
+  codeVerifier: string;
+  tokens: TokenStore;
+  createdAt: number;
+}
+
+export const PENDING_TTL_MS = 15 * 60 * 1000;
+const pending = new Map<string, Pending>();
+
+function sweep(): void {
+  const now = Date.now();
+  for (const [state, p] of pending) if (now - p.createdAt > PENDING_TTL_MS) pending.delete(state);
+}
+
+/** Starts a code flow for one connection: remembers state → verifier in memory, returns the URL to open. */
+export function startAuthorization(args: {
+  integration: string;
+  connection: ResolvedConnection;
+  redirectUri: string;
+  tokens: TokenStore;
+}): { url: string; state: string } {
+  sweep();
+  const state = b64url(randomBytes(24));
+  const { codeVerifier, codeChallenge } = createPkce();
+  pending.set(state, { ...args, codeVerifier, createdAt: Date.now() });
+  return { url: buildAuthorizeUrl(args.connection, { redirectUri: args.redirectUri, state, codeChallenge }), state };
+}
+
+/** The callback half: exchanges the code for the pending `state` and stores the tokens. */
+export async function completeAuthorization(
+  state: string,
+  code: string,
+  redirectUri?: string,
+  signal?: AbortSignal,
+): Promise<{ integration: string; connection: string; storeKey: string }> {
+  sweep();
+  const p = pending.get(state);
+  if (!p) throw new ActionError('unknown or expired OAuth state: start the authorization again', { code: 'invalid_state' });
+  pending.delete(state);
+  const storeKey = tokenStoreKey(p.integration, p.connection.name);
+  await exchangeCode(p.connection, { code, redirectUri: redirectUri ?? p.redirectUri, codeVerifier: p.codeVerifier }, p.tokens, storeKey, signal);
+  return { integration: p.integration, connection: p.connection.name, storeKey };
+}
+
+export function hasPendingAuthorization(state: string): boolean {
+  return pending.has(state);
+}
+
+export const pendingAuthorizations = { start: startAuthorization, complete: completeAuthorization, has: hasPendingAuthorization };

@@ -1,0 +1,48 @@
+/** The HCM connection's config, read defensively from a ResolvedConnection. */
+import { ActionError } from '../../../common/errors.js';
+import type { ResolvedConnection } from '../../types.js';
+
+export interface HcmConnectionConfig {
+  authorizeUrl: string;
+  tokenUrl: string;
+  apiUrl: string;
+  tenantId: string;
+  clientId: string;
+  clientSecret: string;
+  scopes?: string;
+  refreshToken?: string;
+  clientAuth: 'body' | 'basic';
+}
+
+export function connectionConfig(conn: ResolvedConnection | undefined): HcmConnectionConfig & { name: string } {
+  if (!conn) throw new ActionError('this action needs an HCM connection (connection: on the step)', { code: 'invalid_input' });
+  const c = conn.config;
+  const s = (k: string, required: boolean): string | undefined => {
+    const v = c[k];
+    if (v === undefined || v === null || v === '') {
+      if (required) throw new ActionError(`connection ${conn.name}: ${k} is required`, { code: 'invalid_connection' });
+      return undefined;
+    }
+    return String(v);
+  };
+  const tenantId = s('tenantId', false) ?? '';
+  const sub = (u: string) => u.replaceAll('<tenant_id>', encodeURIComponent(tenantId));
+  const scopes = c.scopes;
+  return {
+    name: conn.name,
+    authorizeUrl: sub(s('authorizeUrl', true)!),
+    tokenUrl: sub(s('tokenUrl', true)!),
+    apiUrl: s('apiUrl', true)!,
+    tenantId,
+    clientId: s('clientId', true)!,
+    clientSecret: s('clientSecret', true)!,
+    scopes: Array.isArray(scopes) ? scopes.join(' ') : s('scopes', false),
+    refreshToken: s('refreshToken', false),
+    clientAuth: c.clientAuth === 'basic' ? 'basic' : 'body',
+  };
+}
+
+export const tokenStoreKey = (integration: string, connectionName: string) => `${integration}:${connectionName}`;
+
+export const connectHint = (integration: string, connection: string) =>
+  `run \`hcm-runner connect ${integration} ${connection}\``;

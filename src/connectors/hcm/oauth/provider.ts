@@ -1,0 +1,85 @@
+/**
+ * Access tokens for an HCM connection: refreshed when expiring within 5 minutes or after a 401,
+ * one refresh at a time per connection (an in-process promise map plus the store's lock, with the
+ * store re-read inside the lock so replicas sharing a store also refresh once).
+ */
+import { ActionError } from '../../../common/errors.js';
+import type { ResolvedConnection, StoredTokens, TokenStore } from '../../types.js';
+import { connectHint, connectionConfig } from './config.js';
+import { asActionError, postToken } from './token-endpoint.js';
+
+export const REFRESH_MARGIN_MS = 5 * 60 * 1000;
+
+const inflight = new Map<string, Promise<StoredTokens>>();
+
+const usable = (t: StoredTokens | undefined, stale?: string): t is StoredTokens & { accessToken: string } =>
+  !!t?.accessToken && t.accessToken !== stale && (t.expiresAt === undefined || t.expiresAt - Date.now() > REFRESH_MARGIN_MS);
+
+function integrationOf(storeKey: string): string {
+  const i = storeKey.lastIndexOf(':');
+  return i > 0 ? storeKey.slice(0, i) : storeKey;
+}
+
+/**
+ * A valid access token. `staleToken`: the token a request just got 401 with; a stored token equal
+ * to it is treated as expired (so 20 concurrent 401s still cause one refresh).
+ */
+export async function getAccessToken(
+  conn: ResolvedConnection,
+  tokens: TokenStore,
+  storeKey: string,
+  signal?: AbortSignal,
+  staleToken?: string,
+): Promise<string> {
+  const current = await tokens.get(storeKey);
+  if (usable(current, staleToken)) return current.accessToken;
+  let p = inflight.get(storeKey);
+  if (!p) {
+    p = refreshLocked(conn, tokens, storeKey, signal, staleToken).finally(() => inflight.delete(storeKey));
+    inflight.set(storeKey, p);
+  }
+  const fresh = await p;
+  return fresh.accessToken!;
+}
+
+async function refreshLocked(
+  conn: ResolvedConnection,
+  tokens: TokenStore,
+  storeKey: string,
+  signal: AbortSignal | undefined,
+  staleToken: string | undefined,
+): Promise<StoredTokens> {
+  const conf = connectionConfig(conn);
+  const integration = integrationOf(storeKey);
+  return tokens.withLock(storeKey, async () => {
+    const stored = await tokens.get(storeKey); // another replica may have refreshed meanwhile
+    if (usable(stored, staleToken)) return stored;
+    const refreshToken = stored?.refreshToken ?? conf.refreshToken;
+    if (!refreshToken) {
+      throw new ActionError(
+        `connection ${conn.name} is not authorized yet (no stored tokens): ${connectHint(integration, conn.name)}`,
+        { code: 'needs_authorization' },
+      );
+    }
+    let fresh: StoredTokens;
+    try {
+      fresh = await postToken(conf, { grant_type: 'refresh_token', refresh_token: refreshToken }, signal, stored ?? { refreshToken });
+    } catch (err) {
+      const e = asActionError(err, `connection ${conn.name}: token refresh failed`);
+      const status = e.details.status;
+      if (status === 400 || status === 401) {
+        throw new ActionError(`${e.message}; the refresh token was rejected: ${connectHint(integration, conn.name)} to authorize again`, {
+          code: 'needs_authorization', status,
+        });
+      }
+      throw new ActionError(`${e.message}; check the connection's token URL and client credentials, then retry`, e.details);
+    }
+    await tokens.set(storeKey, fresh);
+    return fresh;
+  });
+}
+
+/** Forgets in-process state (tests). */
+export function resetTokenProviderState(): void {
+  inflight.clear();
+}

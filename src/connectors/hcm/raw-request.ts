@@ -1,0 +1,154 @@
+/**
+ * Raw Request: any call under the connection's API URL, with the seed's retry settings. The URL is
+ * confined to the API URL: absolute URLs, `//host`, `..` segments (also percent-encoded) and
+ * backslashes are rejected before anything is sent.
+ */
+import { isBinaryValue, type BinaryValue } from '../../common/binary.js';
+import { ActionError } from '../../common/errors.js';
+import type { LogLevel } from '../types.js';
+import { httpError, parseBody, retryAfterMs, sendAuthorized, type AuthContext, type HttpResult } from './http.js';
+import { encodeMultipart, type FilePart } from './multipart.js';
+import { joinUrl, keyValuePairs } from './request.js';
+
+const KEY = 'hcm.rawRequest';
+export const BACKOFF_BASE_MS = 500;
+export const BACKOFF_MAX_MS = 30_000;
+export const RETRY_AFTER_MAX_MS = 120_000;
+const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
+
+const invalid = (msg: string) => new ActionError(`${KEY}: ${msg}`, { code: 'invalid_input' });
+
+/** Resolves the URL input against the API URL, or throws `invalid_input`. */
+export function confineUrl(apiUrl: string, input: unknown): string {
+  if (typeof input !== 'string' || input.trim() === '') throw invalid('url is required (a path such as /person/v4/people)');
+  const raw = input.trim();
+  if (/^[a-z][a-z0-9+.-]*:/i.test(raw)) throw invalid('url must be a path under the API URL, not an absolute URL');
+  if (raw.startsWith('//')) throw invalid('url must be a path under the API URL, not //host');
+  if (raw.includes('\\') || /%5c/i.test(raw)) throw invalid('url must not contain backslashes');
+  if (/[\u0000-\u001f\u007f]/.test(raw)) throw invalid('url must not contain control characters');
+  const pathPart = raw.split(/[?#]/, 1)[0]!;
+  let decoded = pathPart;
+  for (let i = 0; i < 3; i++) {
+    try {
+      const next = decodeURIComponent(decoded);
+      if (next === decoded) break;
+      decoded = next;
+    } catch {
+      throw invalid('url has invalid percent-encoding');
+    }
+  }
+  if (decoded.split('/').some((seg) => seg === '..' || seg === '.')) throw invalid('url must not contain . or .. segments');
+  if (decoded.includes('\\') || decoded.startsWith('//')) throw invalid('url must not escape the API URL');
+  const full = joinUrl(apiUrl, raw);
+  const base = new URL(apiUrl);
+  const u = new URL(full);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  if (u.origin !== base.origin || !(u.pathname === basePath || u.pathname.startsWith(`${basePath}/`))) {
+    throw invalid('url must stay under the API URL');
+  }
+  return full;
+}
+
+function asStringMap(value: unknown, label: string): Record<string, unknown> {
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw invalid(`${label} must be an object`);
+  return value as Record<string, unknown>;
+}
+
+const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(typeof v === 'object' && !isBinaryValue(v) && Object.keys(v as object).length === 0);
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (ms <= 0) return resolve();
+    if (signal.aborted) return reject(new ActionError(`${KEY}: aborted`, { code: 'aborted' }));
+    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+    const onAbort = () => { clearTimeout(t); reject(new ActionError(`${KEY}: aborted`, { code: 'aborted' })); };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+
+/** Delay before retry number `n` (0-based). */
+export function retryDelay(n: number, opts: { useExponentialBackoff: boolean; retryDelayMs: number }, last?: HttpResult): number {
+  if (!opts.useExponentialBackoff) return Math.max(0, opts.retryDelayMs);
+  const ra = last ? retryAfterMs(last) : undefined;
+  if (ra !== undefined) return Math.min(ra, RETRY_AFTER_MAX_MS);
+  const cap = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** n);
+  return Math.floor(Math.random() * cap); // full jitter
+}
+
+export async function rawRequest(
+  inputs: Record<string, unknown>,
+  auth: AuthContext & { apiUrl: string },
+  log: (level: LogLevel, message: string) => void,
+): Promise<unknown> {
+  const method = String(inputs.method ?? '').toUpperCase();
+  if (!METHODS.has(method)) throw invalid(`method must be one of ${[...METHODS].join(', ')}`);
+  let url = confineUrl(auth.apiUrl, inputs.url);
+  const query = keyValuePairs(inputs.queryParameter, `${KEY}: queryParameter`);
+  if (query.length) url += (url.includes('?') ? '&' : '?') + new URLSearchParams(query).toString();
+
+  const responseType = (inputs.responseType ?? 'json') as string;
+  if (!['json', 'text', 'binary'].includes(responseType)) throw invalid('responseType must be json, text or binary');
+  const num = (k: string, def: number) => {
+    const v = inputs[k] === undefined || inputs[k] === null || inputs[k] === '' ? def : Number(inputs[k]);
+    if (!Number.isFinite(v) || v < 0) throw invalid(`${k} must be a number ≥ 0`);
+    return v;
+  };
+  const maxRetryCount = Math.floor(num('maxRetryCount', 0));
+  const retryDelayMs = num('retryDelayMs', 0);
+  const timeoutMs = inputs.timeout === undefined || inputs.timeout === null || inputs.timeout === '' ? undefined : num('timeout', 0) || undefined;
+  const retryOnAllErrors = inputs.retryOnAllErrors === true;
+  const useExponentialBackoff = inputs.useExponentialBackoff === true;
+
+  const formData = keyValuePairs(inputs.formData, `${KEY}: formData`);
+  const fileData = asStringMap(inputs.fileData, 'fileData');
+  const fileNames = asStringMap(inputs.fileDataFileNames, 'fileDataFileNames');
+  for (const k of Object.keys(fileNames)) if (!(k in fileData)) throw invalid(`fileDataFileNames key "${k}" has no matching fileData key`);
+  const multipart = formData.length > 0 || Object.keys(fileData).length > 0;
+  if (present(inputs.data) && multipart) throw invalid('data cannot be combined with formData or fileData');
+
+  // User headers first, then multipart/body headers, then Authorization (added by sendAuthorized).
+  const headers: Record<string, string> = { accept: responseType === 'json' ? 'application/json' : '*/*' };
+  for (const [k, v] of keyValuePairs(inputs.header, `${KEY}: header`)) headers[k.toLowerCase()] = v;
+  let body: string | Buffer | undefined;
+  if (multipart) {
+    const files: Record<string, FilePart> = {};
+    for (const [k, v] of Object.entries(fileData)) {
+      if (typeof v !== 'string' && !isBinaryValue(v)) throw invalid(`fileData.${k} must be a binary value or a string`);
+      files[k] = { value: v as BinaryValue | string, filename: fileNames[k] === undefined ? undefined : String(fileNames[k]) };
+    }
+    const enc = await encodeMultipart(formData, files);
+    body = enc.body;
+    headers['content-type'] = enc.contentType;
+  } else if (present(inputs.data)) {
+    const d = inputs.data;
+    if (typeof d === 'string') {
+      body = d;
+      if (!headers['content-type']) {
+        let json = true;
+        try { JSON.parse(d); } catch { json = false; }
+        headers['content-type'] = json ? 'application/json' : 'text/plain; charset=utf-8';
+      }
+    } else {
+      body = JSON.stringify(d);
+      headers['content-type'] ??= 'application/json';
+    }
+  }
+
+  for (let attempt = 0; ; attempt++) {
+    let result: HttpResult | undefined;
+    let failure: ActionError;
+    try {
+      result = await sendAuthorized(auth, { method, url, headers, body, timeoutMs }, KEY);
+      if (result.status < 400) return parseBody(result, responseType as 'json');
+      failure = httpError(KEY, result);
+    } catch (err) {
+      if (!(err instanceof ActionError) || !['network_error', 'timeout'].includes(err.details.code ?? '')) throw err;
+      failure = err;
+    }
+    const retryable = result ? retryOnAllErrors || result.status >= 500 : true;
+    if (!retryable || attempt >= maxRetryCount) throw failure;
+    const wait = retryDelay(attempt, { useExponentialBackoff, retryDelayMs }, result);
+    log('warn', `${KEY}: attempt ${attempt + 1} failed (${failure.details.status ?? failure.details.code}); retrying in ${wait} ms`);
+    await sleep(wait, auth.signal);
+  }
+}

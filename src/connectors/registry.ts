@@ -1,0 +1,12 @@
+/** The runtime side of the catalog: which connector runs an action key. */
+import { coreConnector } from './core/connector.js';
+import type { Connector } from './types.js';
+
+const connectors = new Map<string, Connector>([[coreConnector.prefix, coreConnector]]);
+
+export function connectorFor(actionKey: string): Connector {
+  const prefix = actionKey.slice(0, actionKey.indexOf('.'));
+  const c = connectors.get(prefix);
+  if (!c) throw new Error(`no connector for "${actionKey}"`);
+  return c;
+}

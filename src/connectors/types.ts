@@ -1,0 +1,130 @@
+/**
+ * The one small interface through which connectors plug into the engine.
+ *
+ * An action is declared once, as data: its key, description and inputs (types, defaults,
+ * required flags, ranges). The definition layer derives each action's JSON Schema from this
+ * declaration to check steps at load time; the engine uses the same schema at run time; the docs
+ * generator prints it. Declarations must stay plain data (no runtime imports) so that
+ * `hcm-runner validate` never loads HTTP clients or storage.
+ */
+
+/** JSON Schema fragment (2020-12), kept loose on purpose: declarations write plain objects. */
+export type JsonSchema = Record<string, unknown>;
+
+export type InputType =
+  | 'string'
+  | 'integer'
+  | 'number'
+  | 'boolean'
+  | 'object'
+  | 'array'
+  | 'date' // ISO-8601 string, or anything Date can parse; sent as ISO-8601
+  | 'binary' // the binary value shape, or a plain string (its UTF-8 bytes)
+  | 'keyValue' // a map, or a list of {key, value}
+  | 'any';
+
+export interface InputDecl {
+  type: InputType;
+  /** The human label (the seed's input name), e.g. "Worker ID". */
+  label?: string;
+  description?: string;
+  required?: boolean;
+  default?: unknown;
+  enum?: readonly unknown[];
+  minimum?: number;
+  maximum?: number;
+  /** Extra JSON Schema merged into the derived one (e.g. `items` of an array). */
+  schema?: JsonSchema;
+}
+
+export interface ActionDeclaration {
+  /** Full key as written in YAML, e.g. `hcm.getWorkerById`, `core.transform`. */
+  key: string;
+  /** Human name, e.g. "Get Worker by ID". */
+  name: string;
+  description: string;
+  /** Grouping for docs (the HCM service, or "core"). */
+  group: string;
+  inputs: Readonly<Record<string, InputDecl>>;
+  /** Connection type the action needs (`connection:` on the step must name one of this type). */
+  connectionType?: string;
+  /** Extra facts for docs (method, path …); free-form, shown in the generated tables. */
+  docs?: Readonly<Record<string, string>>;
+}
+
+/** A connection type's inputs, declared like action inputs. */
+export interface ConnectionTypeDecl {
+  type: string;
+  description: string;
+  inputs: Readonly<Record<string, InputDecl>>;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** What a synchronous webhook run answers; set by core.respond or core.stop. */
+export interface HttpResponseSpec {
+  statusCode: number;
+  contentType?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+
+/** A named connection of an integration, with `env` values already resolved. */
+export interface ResolvedConnection {
+  name: string;
+  type: string;
+  config: Readonly<Record<string, unknown>>;
+}
+
+/** Encrypted-at-rest token storage; implemented by the store (SQLite, PostgreSQL, or a file). */
+export interface TokenStore {
+  get(key: string): Promise<StoredTokens | undefined>;
+  set(key: string, tokens: StoredTokens): Promise<void>;
+  delete(key: string): Promise<void>;
+  /**
+   * Runs `fn` while holding an exclusive lock on `key` (across replicas where the store is
+   * shared), so only one OAuth refresh per connection is in flight.
+   */
+  withLock<T>(key: string, fn: () => Promise<T>): Promise<T>;
+}
+
+export interface StoredTokens {
+  accessToken?: string;
+  refreshToken?: string;
+  /** Epoch milliseconds. */
+  expiresAt?: number;
+  tokenType?: string;
+  scope?: string;
+}
+
+/** Long-lived services the host (CLI `run`, `serve`) hands to connectors. */
+export interface RuntimeServices {
+  tokens: TokenStore;
+  /** Base URL where `/oauth/callback` is served, for redirect URIs. */
+  publicUrl: string;
+}
+
+/** Everything an action sees while it runs. */
+export interface ActionContext {
+  integration: string;
+  stepId: string;
+  action: ActionDeclaration;
+  executionId: string;
+  test: boolean;
+  /** Aborted on step timeout or shutdown; pass it to every request. */
+  signal: AbortSignal;
+  connection?: ResolvedConnection;
+  services: RuntimeServices;
+  log(level: LogLevel, message: string): void;
+  /** core.respond: sets the HTTP response of a synchronous webhook run. */
+  respond(response: HttpResponseSpec): void;
+}
+
+export interface Connector {
+  /** The key prefix, e.g. `core` or `hcm`. */
+  prefix: string;
+  actions: readonly ActionDeclaration[];
+  connectionTypes?: readonly ConnectionTypeDecl[];
+  /** Runs one action with inputs already evaluated, defaulted and validated. */
+  invoke(action: ActionDeclaration, inputs: Record<string, unknown>, ctx: ActionContext): Promise<unknown>;
+}

@@ -1,0 +1,138 @@
+/**
+ * Validates a parsed document against schemas/integration.schema.json and turns ajv's errors into
+ * one clear message per mistake: anyOf alternatives collapse to what was expected, a wrong trigger
+ * type reports the allowed types instead of every branch's complaints.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { closest } from './suggest.js';
+
+export const integrationSchemaPath = fileURLToPath(new URL('../../schemas/integration.schema.json', import.meta.url));
+
+export interface SchemaProblem {
+  pointer: string;
+  /** Point at the member's key rather than its value (unknown or misplaced keys). */
+  atKey: boolean;
+  message: string;
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
+
+export function createAjv(): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, useDefaults: false });
+  ajv.addVocabulary(['x-expect']);
+  addFormats(ajv);
+  return ajv;
+}
+
+let cached: { validate: ValidateFunction; schema: Record<string, unknown> } | undefined;
+
+function integrationValidator() {
+  if (!cached) {
+    const schema = JSON.parse(readFileSync(integrationSchemaPath, 'utf8')) as Record<string, unknown>;
+    cached = { validate: createAjv().compile(schema), schema };
+  }
+  return cached;
+}
+
+export function validateAgainstSchema(value: unknown): SchemaProblem[] {
+  const { validate, schema } = integrationValidator();
+  if (validate(value)) return [];
+  return explainErrors(validate.errors ?? [], schema);
+}
+
+/** Turns ajv errors into problems; exported for the per-action input checks too. */
+export function explainErrors(errors: ErrorObject[], rootSchema?: Record<string, unknown>): SchemaProblem[] {
+  // An anyOf with an `x-expect` note speaks for all the errors below it at the same place.
+  const anyOfs = errors.filter((e) => e.keyword === 'anyOf');
+  const covered = (e: ErrorObject) =>
+    anyOfs.some((a) => a !== e && e.instancePath.startsWith(a.instancePath) && e.schemaPath.startsWith(a.schemaPath.replace(/\/anyOf$/, '/anyOf/')));
+  // `if` errors only say "must match then": the errors of the `then` branch say why.
+  const meaningful = errors.filter((e) => e.keyword !== 'if' && !covered(e));
+  const problems: SchemaProblem[] = [];
+  const seen = new Set<string>();
+  for (const e of meaningful) {
+    const p = explain(e, rootSchema);
+    const k = `${p.pointer}|${p.message}`;
+    if (!seen.has(k)) {
+      seen.add(k);
+      problems.push(p);
+    }
+  }
+  return problems;
+}
+
+function explain(e: ErrorObject, root?: Record<string, unknown>): SchemaProblem {
+  const at = e.instancePath;
+  const where = describeLocation(at);
+  const params = e.params as Record<string, unknown>;
+  switch (e.keyword) {
+    case 'required':
+      return { pointer: at, atKey: false, message: `${where} is missing required key "${String(params.missingProperty)}"` };
+    case 'additionalProperties': {
+      const extra = String(params.additionalProperty);
+      const allowed = Object.keys((e.parentSchema as { properties?: object })?.properties ?? {});
+      const hint = closest(extra, allowed);
+      return {
+        pointer: `${at}/${escape(extra)}`,
+        atKey: true,
+        message: `unknown key "${extra}" in ${where}${hint ? ` — did you mean "${hint}"?` : ''}; allowed: ${allowed.join(', ')}`,
+      };
+    }
+    case 'enum':
+      return { pointer: at, atKey: false, message: `${where} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+    case 'const':
+      return { pointer: at, atKey: false, message: `${where} must be ${JSON.stringify(params.allowedValue)}` };
+    case 'type':
+      return { pointer: at, atKey: false, message: `${where} must be ${article(String(params.type))}` };
+    case 'anyOf': {
+      const expect = (e.parentSchema as { 'x-expect'?: string })?.['x-expect'] ?? 'one of the allowed forms';
+      return { pointer: at, atKey: false, message: `${where} must be ${expect}` };
+    }
+    case 'pattern':
+      return { pointer: at, atKey: false, message: `${where} ${patternMessage(at, String(params.pattern))}` };
+    case 'minItems':
+      return { pointer: at, atKey: false, message: `${where} must have at least ${String(params.limit)} item(s)` };
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return { pointer: at, atKey: false, message: `${where} ${e.message ?? 'is out of range'}` };
+    case 'uniqueItems':
+      return { pointer: at, atKey: false, message: `${where} must not repeat items` };
+    default:
+      void root;
+      return { pointer: at, atKey: false, message: `${where} ${e.message ?? 'is invalid'}` };
+  }
+}
+
+function patternMessage(pointer: string, pattern: string): string {
+  if (pointer === '/name') return 'must use lower-case letters, digits and dashes, starting with a letter or digit (e.g. new-hire-welcome)';
+  if (/\/id$/.test(pointer)) return 'must start with a letter or _ and contain only letters, digits and _ (e.g. getWorker)';
+  if (/\/action$/.test(pointer)) return 'must look like <connector>.<action>, e.g. core.transform or hcm.getWorkerById';
+  if (/\/every$/.test(pointer)) return 'must be a duration such as 30s, 15m, 2h or 1d';
+  if (/\/at$/.test(pointer)) return 'must be a time of day HH:MM (24-hour), e.g. 08:30';
+  if (/\/(items|key)$/.test(pointer)) return 'must be an expression {% … %}';
+  return `must match ${pattern}`;
+}
+
+function article(type: string): string {
+  const t = type.replace(/,/g, ' or ');
+  return /^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`;
+}
+
+function escape(s: string): string {
+  return s.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** `/steps/1/inputs/limit` → `steps[1].inputs.limit`; '' → "the document". */
+export function describeLocation(pointer: string): string {
+  if (pointer === '') return 'the document';
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
+}

@@ -1,0 +1,101 @@
+/**
+ * Turns values as written in YAML into templates: `{% … %}` strings become compiled JSONata
+ * expressions (once, at load), `{env: NAME, default}` becomes an env lookup for run time, objects
+ * and arrays recurse. A syntax error is reported at the expression's line and column.
+ */
+import jsonata from 'jsonata';
+import type { ValueTemplate } from './types.js';
+import type { YamlSource } from './yaml-source.js';
+import { joinPointer } from './yaml-source.js';
+import type { ProblemSink } from './problems.js';
+
+const EXPRESSION = /^\s*\{%([\s\S]*)%\}\s*$/;
+
+/** Guardrails applied to every evaluation: a runaway expression fails its step, never the process. */
+export const expressionLimits = { timeout: 1_000, stack: 500, sequence: 1_000_000 };
+
+export function expressionBody(value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const m = EXPRESSION.exec(value);
+  return m ? m[1] : undefined;
+}
+
+export function isEnvValue(value: unknown): value is { env: string; default?: unknown } {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  return typeof (value as { env?: unknown }).env === 'string' && keys.every((k) => k === 'env' || k === 'default');
+}
+
+export function compileTemplate(value: unknown, pointer: string, src: YamlSource, problems: ProblemSink): ValueTemplate {
+  const body = expressionBody(value);
+  if (body !== undefined) {
+    const position = src.positionOf(pointer);
+    try {
+      const expression = jsonata(body, expressionLimits);
+      return { kind: 'expr', source: body.trim(), expression, pointer, position };
+    } catch (err) {
+      const e = err as { message?: string; position?: number; token?: string };
+      problems.add(pointer, `expression does not parse: ${e.message ?? String(err)}`, expressionErrorPosition(src, pointer, value as string, e.position));
+      return { kind: 'literal', value: null };
+    }
+  }
+  if (isEnvValue(value)) {
+    return { kind: 'env', name: value.env, default: value.default, hasDefault: 'default' in value, pointer };
+  }
+  if (Array.isArray(value)) {
+    return { kind: 'array', items: value.map((v, i) => compileTemplate(v, joinPointer(pointer, i), src, problems)) };
+  }
+  if (value && typeof value === 'object') {
+    return {
+      kind: 'object',
+      entries: Object.entries(value).map(([k, v]) => [k, compileTemplate(v, joinPointer(pointer, k), src, problems)] as [string, ValueTemplate]),
+    };
+  }
+  return { kind: 'literal', value };
+}
+
+/** Where in the file a JSONata error offset lands (exact on single-line scalars). */
+function expressionErrorPosition(src: YamlSource, pointer: string, text: string, errorOffset: number | undefined) {
+  const base = src.positionOf(pointer);
+  const scalar = src.scalarAt(pointer);
+  if (errorOffset === undefined || !scalar?.singleLine) return base;
+  const bodyStart = text.indexOf('{%') + 2;
+  // jsonata reports the offset just past the offending token; step back to its start.
+  const inBody = Math.max(0, errorOffset - 1);
+  return { line: base.line, column: base.column + (scalar.quoted ? 1 : 0) + bodyStart + inBody };
+}
+
+/** True when the template holds no expression or env lookup: its value is known at load time. */
+export function isStatic(t: ValueTemplate): boolean {
+  switch (t.kind) {
+    case 'literal':
+      return true;
+    case 'object':
+      return t.entries.every(([, v]) => isStatic(v));
+    case 'array':
+      return t.items.every(isStatic);
+    default:
+      return false;
+  }
+}
+
+export function staticValue(t: ValueTemplate): unknown {
+  switch (t.kind) {
+    case 'literal':
+      return t.value;
+    case 'object':
+      return Object.fromEntries(t.entries.map(([k, v]) => [k, staticValue(v)]));
+    case 'array':
+      return t.items.map(staticValue);
+    default:
+      return undefined;
+  }
+}
+
+/** Every expression inside a template, for reference checks. */
+export function* expressionsIn(t: ValueTemplate | undefined): Generator<Extract<ValueTemplate, { kind: 'expr' }>> {
+  if (!t) return;
+  if (t.kind === 'expr') yield t;
+  else if (t.kind === 'object') for (const [, v] of t.entries) yield* expressionsIn(v);
+  else if (t.kind === 'array') for (const v of t.items) yield* expressionsIn(v);
+}

@@ -1,0 +1,111 @@
+/**
+ * The compiled form of an integration file. The definition layer produces it (load, validate,
+ * compile) and knows nothing of how it runs; the engine and triggers consume it.
+ */
+import type { Expression } from 'jsonata';
+import type { ActionDeclaration } from '../connectors/types.js';
+
+export interface SourcePosition {
+  line: number;
+  column: number;
+}
+
+/** A value as written in YAML, ready to be evaluated at run time. */
+export type ValueTemplate =
+  | { kind: 'literal'; value: unknown }
+  | { kind: 'expr'; source: string; expression: Expression; pointer: string; position: SourcePosition }
+  | { kind: 'env'; name: string; default?: unknown; hasDefault: boolean; pointer: string }
+  | { kind: 'object'; entries: Array<[string, ValueTemplate]> }
+  | { kind: 'array'; items: ValueTemplate[] };
+
+export interface RetryPolicy {
+  maxAttempts: number;
+  delayMs: number;
+  backoff: 'fixed' | 'exponential';
+  maxDelayMs: number;
+}
+
+export interface CompiledStep {
+  id: string;
+  action: ActionDeclaration;
+  connection?: string;
+  inputs: ValueTemplate;
+  if?: ValueTemplate;
+  forEach?: ValueTemplate;
+  retry?: RetryPolicy;
+  timeoutMs?: number;
+  onError: 'fail' | 'continue';
+  pointer: string;
+}
+
+export interface HmacOptions {
+  secret: ValueTemplate;
+  header: string;
+  algorithm: 'sha1' | 'sha256' | 'sha384' | 'sha512';
+  encoding: 'hex' | 'base64';
+  prefix: string;
+}
+
+/** Custom async response: each field literal or an expression, or one expression for all. */
+export type WebhookResponse =
+  | { mode: 'async'; custom?: { statusCode?: ValueTemplate; contentType?: ValueTemplate; headers?: ValueTemplate; body?: ValueTemplate } }
+  | { mode: 'async'; computed: ValueTemplate }
+  | { mode: 'sync'; timeoutMs: number };
+
+export interface WebhookOptions {
+  methods: string[];
+  maxBodyBytes: number;
+  hmac?: HmacOptions;
+  response: WebhookResponse;
+}
+
+export interface ScheduleTiming {
+  every?: number;
+  cron?: string;
+  at?: string;
+  timezone: string;
+  /** A cron pattern equivalent to `cron`/`at` (croner syntax), for `every` undefined. */
+  pattern?: string;
+}
+
+export type CompiledTrigger =
+  | ({ type: 'webhook' } & WebhookOptions)
+  | ({ type: 'schedule'; overlap: 'skip' | 'queue' | 'allow'; catchUp: 'none' | 'latest' } & ScheduleTiming)
+  | ({
+      type: 'poll';
+      step: CompiledStep;
+      items: ValueTemplate;
+      key: ValueTemplate;
+      mode: 'batch' | 'each';
+      maxSeen: number;
+    } & ScheduleTiming)
+  | ({ type: 'appEvent'; subscribe: CompiledStep[]; unsubscribe: CompiledStep[] } & WebhookOptions);
+
+export interface ConnectionDefinition {
+  type: string;
+  config: ValueTemplate;
+}
+
+export interface CompiledIntegration {
+  name: string;
+  description?: string;
+  enabled: boolean;
+  /** Path of the file it came from. */
+  file: string;
+  /** sha256 of the file's text: tells a changed definition from an unchanged one. */
+  hash: string;
+  config: ValueTemplate;
+  connections: Record<string, ConnectionDefinition>;
+  trigger: CompiledTrigger;
+  steps: CompiledStep[];
+}
+
+/** One problem found in a file, with the position of the offending node. */
+export interface Problem {
+  file: string;
+  line: number;
+  column: number;
+  message: string;
+  /** JSON pointer of the offending node ('' for the whole document). */
+  path: string;
+}

@@ -1,0 +1,141 @@
+/**
+ * Parses YAML keeping positions, and maps a JSON pointer of the parsed value back to the line
+ * and column of the node it came from — through aliases and merge keys, so an error in a value
+ * that came from an anchor is reported where that value is written.
+ */
+import { Alias, isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair } from 'yaml';
+import type { SourcePosition } from './types.js';
+
+export interface YamlSource {
+  file: string;
+  text: string;
+  /** The document as plain JSON (merge keys applied, aliases resolved). */
+  value: unknown;
+  /** Syntax errors, each already positioned. */
+  syntaxErrors: Array<{ message: string; position: SourcePosition }>;
+  /** Position of the node at `pointer`; `part: 'key'` points at the key of an object member. */
+  positionOf(pointer: string, part?: 'key' | 'value'): SourcePosition;
+  /** Whether the scalar at `pointer` was written with quotes (for expression column offsets). */
+  scalarAt(pointer: string): { offset: number; quoted: boolean; singleLine: boolean } | undefined;
+}
+
+export function parsePointer(pointer: string): string[] {
+  if (pointer === '') return [];
+  return pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+export function joinPointer(base: string, ...segments: Array<string | number>): string {
+  return base + segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+}
+
+export function parseYamlSource(file: string, text: string): YamlSource {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, merge: true, prettyErrors: false, uniqueKeys: true });
+  const pos = (offset: number): SourcePosition => {
+    const p = lineCounter.linePos(offset);
+    return { line: p.line, column: p.col };
+  };
+  const syntaxErrors = [...doc.errors, ...doc.warnings.filter((w) => w.code === 'DUPLICATE_KEY')].map((e) => ({
+    message: syntaxMessage(e.code, e.message),
+    position: pos(e.pos[0]),
+  }));
+  let value: unknown = null;
+  if (doc.errors.length === 0) {
+    try {
+      value = doc.toJS({ maxAliasCount: 1000 });
+    } catch (err) {
+      syntaxErrors.push({ message: `YAML could not be read: ${(err as Error).message}`, position: { line: 1, column: 1 } });
+    }
+  }
+
+  const locate = (pointer: string) => findNode(doc, parsePointer(pointer));
+  return {
+    file,
+    text,
+    value,
+    syntaxErrors,
+    positionOf(pointer, part = 'value') {
+      const found = locate(pointer);
+      const node = part === 'key' && found.key ? found.key : found.node;
+      const offset = node?.range?.[0] ?? found.nearest?.range?.[0] ?? 0;
+      return pos(offset);
+    },
+    scalarAt(pointer) {
+      const { node, exact } = locate(pointer);
+      if (!exact || !node || !isScalar(node) || !node.range) return undefined;
+      const quoted = node.type === 'QUOTE_DOUBLE' || node.type === 'QUOTE_SINGLE';
+      const singleLine = !text.slice(node.range[0], node.range[1]).includes('\n');
+      return { offset: node.range[0], quoted, singleLine };
+    },
+  };
+}
+
+function syntaxMessage(code: string, message: string): string {
+  if (code === 'DUPLICATE_KEY') return 'duplicate key: each key may appear only once in a mapping';
+  // yaml's messages carry a code frame after the first line; the position is reported separately.
+  return `YAML syntax error: ${message.split('\n')[0]}`;
+}
+
+interface Found {
+  node?: Node;
+  key?: Node;
+  /** The deepest node reached when the pointer goes past what exists (missing members). */
+  nearest?: Node;
+  exact: boolean;
+}
+
+function findNode(doc: Document, segments: string[]): Found {
+  let node: Node | undefined = (doc.contents ?? undefined) as Node | undefined;
+  let key: Node | undefined;
+  for (const segment of segments) {
+    node = resolveAlias(doc, node);
+    if (isMap(node)) {
+      const pair = findPair(doc, node.items as Pair[], segment);
+      if (!pair) return { node, nearest: node, exact: false };
+      key = pair.key as Node;
+      node = (pair.value ?? pair.key) as Node;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(segment)] as Node | undefined;
+      if (!item) return { node, nearest: node, exact: false };
+      key = undefined;
+      node = item;
+    } else {
+      return { node, nearest: node, exact: false };
+    }
+  }
+  return { node, key, exact: true };
+}
+
+function resolveAlias(doc: Document, node: Node | undefined): Node | undefined {
+  let n = node;
+  for (let i = 0; i < 100 && n && isAlias(n); i++) n = (n as Alias).resolve(doc) as Node | undefined;
+  return n;
+}
+
+/** A member of a mapping, looking through `<<` merge keys when it is not written directly. */
+function findPair(doc: Document, items: Pair[], segment: string): Pair | undefined {
+  const direct = items.find((p) => keyText(p.key) === segment);
+  if (direct) return direct;
+  for (const p of items) {
+    if (keyText(p.key) !== '<<') continue;
+    const sources = resolveAlias(doc, p.value as Node);
+    const list = isSeq(sources) ? sources.items.map((s) => resolveAlias(doc, s as Node)) : [sources];
+    for (const src of list) {
+      if (isMap(src)) {
+        const found = findPair(doc, src.items as Pair[], segment);
+        if (found) return found;
+      }
+    }
+  }
+  return undefined;
+}
+
+function keyText(key: unknown): string | undefined {
+  // yaml represents the merge key `<<` as a Scalar whose value is a symbol.
+  if (isScalar(key)) return typeof key.value === 'symbol' ? '<<' : String(key.value);
+  if (typeof key === 'string') return key;
+  return undefined;
+}

@@ -1,0 +1,61 @@
+/**
+ * One step's attempts: a timeout per attempt (the action's signal is aborted), and the step's
+ * retry policy — fixed or exponential with jitter. Invalid inputs and core.stop/core.fail are
+ * never retried: another attempt cannot change them.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ActionError, StopSignal } from '../common/errors.js';
+import type { CompiledStep, RetryPolicy } from '../definition/types.js';
+
+const NEVER_RETRIED = new Set(['invalid_input', 'failed_by_step', 'needs_authorization', 'confinement']);
+
+export function retryDelay(policy: RetryPolicy, failedAttempt: number, random = Math.random): number {
+  if (policy.backoff === 'fixed') return policy.delayMs;
+  const base = Math.min(policy.maxDelayMs, policy.delayMs * 2 ** (failedAttempt - 1));
+  // "Equal jitter": half fixed, half random, so retries spread out but never collapse to zero.
+  return Math.round(base / 2 + (random() * base) / 2);
+}
+
+export async function invokeWithRetry<T>(
+  step: CompiledStep,
+  runSignal: AbortSignal,
+  attempt: (signal: AbortSignal) => Promise<T>,
+  warn: (message: string) => void,
+): Promise<{ results: T; attempts: number }> {
+  const maxAttempts = step.retry?.maxAttempts ?? 1;
+  for (let n = 1; ; n++) {
+    try {
+      return { results: await withTimeout(step.timeoutMs, runSignal, attempt), attempts: n };
+    } catch (err) {
+      const code = err instanceof ActionError ? err.details.code : undefined;
+      const final = n >= maxAttempts || err instanceof StopSignal || NEVER_RETRIED.has(code ?? '') || runSignal.aborted || !(err instanceof Error);
+      if (final || !step.retry) throw err;
+      const delay = retryDelay(step.retry, n);
+      warn(`attempt ${n} of ${maxAttempts} failed (${(err as Error).message}); retrying in ${delay} ms`);
+      await sleep(delay, undefined, { signal: runSignal }).catch(() => {
+        throw err;
+      });
+    }
+  }
+}
+
+async function withTimeout<T>(timeoutMs: number | undefined, runSignal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(runSignal.reason);
+  runSignal.addEventListener('abort', onAbort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    if (!timeoutMs) return await fn(controller.signal);
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const err = new ActionError(`timed out after ${timeoutMs} ms`, { code: 'timeout', retryable: true });
+        controller.abort(err);
+        reject(err);
+      }, timeoutMs);
+    });
+    return await Promise.race([fn(controller.signal), timeout]);
+  } finally {
+    clearTimeout(timer);
+    runSignal.removeEventListener('abort', onAbort);
+  }
+}

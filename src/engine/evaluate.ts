@@ -1,0 +1,95 @@
+/**
+ * Evaluates value templates: literals as they are, env lookups from the environment (at run
+ * time, never at validate time), JSONata expressions with their bindings and guardrails.
+ */
+import type { ValueTemplate } from '../definition/types.js';
+import { describeLocation } from '../definition/schema-validator.js';
+
+/** The bindings of PRODUCT.md §4: `$` is `$trigger`. */
+export interface Scope {
+  trigger: unknown;
+  steps: Record<string, unknown>;
+  errors: Record<string, unknown>;
+  config: Record<string, unknown>;
+  execution: Record<string, unknown>;
+  state: Record<string, unknown>;
+  item?: unknown;
+  index?: number;
+  /** The environment env values are read from. */
+  env: NodeJS.ProcessEnv;
+  /** Overrides `$` (e.g. a poll's items/key expressions read the poll's results). */
+  input?: unknown;
+}
+
+export class EvaluationError extends Error {
+  constructor(
+    message: string,
+    readonly pointer: string,
+  ) {
+    super(message);
+    this.name = 'EvaluationError';
+  }
+}
+
+export async function evaluateTemplate(t: ValueTemplate, scope: Scope): Promise<unknown> {
+  switch (t.kind) {
+    case 'literal':
+      return t.value;
+    case 'env': {
+      const v = scope.env[t.name];
+      if (v !== undefined) return v;
+      if (t.hasDefault) return t.default;
+      throw new EvaluationError(`environment variable ${t.name} is not set (needed by ${describeLocation(t.pointer)}); set it or give a default`, t.pointer);
+    }
+    case 'array': {
+      const out: unknown[] = [];
+      for (const item of t.items) out.push(await evaluateTemplate(item, scope));
+      return out;
+    }
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of t.entries) {
+        const value = await evaluateTemplate(v, scope);
+        if (value !== undefined) out[k] = value;
+      }
+      return out;
+    }
+    case 'expr': {
+      const bindings: Record<string, unknown> = {
+        trigger: scope.trigger,
+        steps: scope.steps,
+        errors: scope.errors,
+        config: scope.config,
+        execution: scope.execution,
+        state: scope.state,
+      };
+      if ('item' in scope) bindings.item = scope.item;
+      if (scope.index !== undefined) bindings.index = scope.index;
+      try {
+        const input = 'input' in scope ? scope.input : scope.trigger;
+        return toPlain(await t.expression.evaluate(input, bindings));
+      } catch (err) {
+        const e = err as { message?: string; code?: string };
+        const where = `${describeLocation(t.pointer)} (line ${t.position.line}, column ${t.position.column})`;
+        const guard = ['D1011', 'D1012', 'D2014', 'D2015'].includes(e.code ?? '') || err instanceof RangeError;
+        throw new EvaluationError(
+          `expression ${guard ? 'exceeded a guardrail' : 'failed'} at ${where}: ${e.message ?? String(err)}`,
+          t.pointer,
+        );
+      }
+    }
+  }
+}
+
+/** JSONata sequences and frozen arrays become plain JSON values; functions are dropped. */
+export function toPlain(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return typeof value === 'function' ? undefined : value;
+  if (Array.isArray(value)) return Array.from(value, toPlain);
+  if (value instanceof Date) return value.toISOString();
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const p = toPlain(v);
+    if (p !== undefined) out[k] = p;
+  }
+  return out;
+}

@@ -1,0 +1,243 @@
+/**
+ * Runs one execution: the trigger's results, then the steps in order. Per step: `if`, `forEach`,
+ * inputs evaluated and checked against the action's schema, retries, a timeout per attempt and
+ * `onError`. The engine knows no HTTP server: hosts (CLI run, serve, triggers) hand it a compiled
+ * integration, the trigger data and the services connectors need.
+ */
+import { randomUUID } from 'node:crypto';
+import { ActionError, StopSignal } from '../common/errors.js';
+import type { ActionContext, HttpResponseSpec, LogLevel, ResolvedConnection, RuntimeServices } from '../connectors/types.js';
+import type { CompiledIntegration, CompiledStep } from '../definition/types.js';
+import { EvaluationError, evaluateTemplate, type Scope } from './evaluate.js';
+import { prepareInputs } from './inputs.js';
+import type { ExecutionRecord, LogEntry, StepError, StepRecord } from './record.js';
+import { invokeWithRetry } from './attempts.js';
+import { connectorFor } from '../connectors/registry.js';
+
+export interface RunOptions {
+  integration: CompiledIntegration;
+  /** `$trigger`. */
+  trigger: unknown;
+  services: RuntimeServices;
+  executionId?: string;
+  attempt?: number;
+  test?: boolean;
+  /** `$state` (poll and appEvent trigger state). */
+  state?: Record<string, unknown>;
+  /** Runs these steps instead of the integration's (appEvent subscribe/unsubscribe). */
+  steps?: CompiledStep[];
+  env?: NodeJS.ProcessEnv;
+  /** Aborts the run (shutdown); the current step's request is cancelled. */
+  signal?: AbortSignal;
+  /** Called after each step with the record so far (stores persist progress). */
+  onProgress?: (record: ExecutionRecord) => void | Promise<void>;
+  /** Every log entry, as it happens (structured logs). */
+  onLog?: (entry: LogEntry, record: ExecutionRecord) => void;
+  /** Called as soon as core.respond sets a response (sync webhooks answer early). */
+  onResponse?: (response: HttpResponseSpec) => void;
+  queuedAt?: string;
+}
+
+export async function runExecution(opts: RunOptions): Promise<ExecutionRecord> {
+  const { integration } = opts;
+  const startedAt = new Date();
+  const record: ExecutionRecord = {
+    id: opts.executionId ?? randomUUID(),
+    integration: integration.name,
+    status: 'running',
+    test: opts.test ?? false,
+    attempt: opts.attempt ?? 1,
+    trigger: opts.trigger,
+    steps: [],
+    log: [],
+    queuedAt: opts.queuedAt,
+    startedAt: startedAt.toISOString(),
+  };
+  const run = new Run(opts, record);
+  try {
+    await run.all();
+    record.status = 'succeeded';
+  } catch (err) {
+    if (err instanceof StopSignal) {
+      record.status = 'succeeded';
+    } else {
+      record.status = 'failed';
+      record.error = err instanceof StepFailure ? err.error : { message: `integration ${integration.name}: ${(err as Error).message}` };
+      run.log('error', record.error.message);
+    }
+  }
+  const finished = new Date();
+  record.finishedAt = finished.toISOString();
+  record.durationMs = finished.getTime() - startedAt.getTime();
+  return record;
+}
+
+/** A step failure that ends the execution (onError: fail). */
+class StepFailure extends Error {
+  constructor(readonly error: StepError) {
+    super(error.message);
+  }
+}
+
+class Run {
+  private readonly scope: Scope;
+  private readonly connections = new Map<string, Promise<ResolvedConnection>>();
+  private readonly signal: AbortSignal;
+
+  constructor(
+    private readonly opts: RunOptions,
+    private readonly record: ExecutionRecord,
+  ) {
+    this.signal = opts.signal ?? new AbortController().signal;
+    this.scope = {
+      trigger: opts.trigger,
+      steps: {},
+      errors: {},
+      config: {},
+      execution: {
+        id: record.id,
+        integration: record.integration,
+        startedAt: record.startedAt,
+        attempt: record.attempt,
+        test: record.test,
+      },
+      state: opts.state ?? {},
+      env: opts.env ?? process.env,
+    };
+  }
+
+  log(level: LogLevel, message: string, step?: string): void {
+    const entry: LogEntry = { at: new Date().toISOString(), level, message };
+    if (step) entry.step = step;
+    this.record.log.push(entry);
+    this.opts.onLog?.(entry, this.record);
+  }
+
+  async all(): Promise<void> {
+    try {
+      this.scope.config = ((await evaluateTemplate(this.opts.integration.config, this.scope)) ?? {}) as Record<string, unknown>;
+    } catch (err) {
+      throw new Error(`config: ${(err as Error).message}`);
+    }
+    for (const step of this.opts.steps ?? this.opts.integration.steps) {
+      if (this.signal.aborted) throw new Error('execution interrupted by shutdown; it will be resumed');
+      await this.step(step);
+      await this.opts.onProgress?.(this.record);
+    }
+  }
+
+  private async step(step: CompiledStep): Promise<void> {
+    const rec: StepRecord = { id: step.id, action: step.action.key, status: 'running', startedAt: new Date().toISOString() };
+    this.record.steps.push(rec);
+    const t0 = performance.now();
+    const finish = (status: StepRecord['status']) => {
+      rec.status = status;
+      rec.finishedAt = new Date().toISOString();
+      rec.durationMs = Math.round((performance.now() - t0) * 1000) / 1000;
+    };
+    try {
+      if (step.if && !(await evaluateTemplate(step.if, this.scope))) {
+        finish('skipped');
+        this.log('debug', `step ${step.id} skipped: its if condition is false`, step.id);
+        return;
+      }
+      let results: unknown;
+      if (step.forEach) {
+        const items = await evaluateTemplate(step.forEach, this.scope);
+        const list = items === undefined || items === null ? [] : Array.isArray(items) ? items : [items];
+        const out: unknown[] = [];
+        rec.attempts = 0;
+        for (let index = 0; index < list.length; index++) {
+          const scope = { ...this.scope, item: list[index], index };
+          const { results: r, attempts } = await this.invoke(step, scope);
+          rec.attempts += attempts;
+          out.push(r);
+        }
+        results = out;
+      } else {
+        const { results: r, attempts } = await this.invoke(step, this.scope);
+        rec.attempts = attempts;
+        results = r;
+      }
+      rec.results = results;
+      this.scope.steps[step.id] = results;
+      this.record.result = results;
+      finish('succeeded');
+    } catch (err) {
+      if (err instanceof StopSignal) {
+        finish('succeeded');
+        this.log('info', `step ${step.id}: execution stopped by core.stop`, step.id);
+        throw err;
+      }
+      const error = this.stepError(step, err);
+      rec.error = error;
+      finish('failed');
+      this.log(step.onError === 'continue' ? 'warn' : 'error', error.message, step.id);
+      if (step.onError === 'continue') {
+        this.scope.errors[step.id] = error;
+        return;
+      }
+      throw new StepFailure(error);
+    }
+  }
+
+  private async invoke(step: CompiledStep, scope: Scope): Promise<{ results: unknown; attempts: number }> {
+    const inputs = prepareInputs(step.action, await evaluateTemplate(step.inputs, scope));
+    const connection = step.connection ? await this.connection(step.connection) : undefined;
+    const connector = connectorFor(step.action.key);
+    const makeContext = (signal: AbortSignal): ActionContext => ({
+      integration: this.record.integration,
+      stepId: step.id,
+      action: step.action,
+      executionId: this.record.id,
+      test: this.record.test,
+      signal,
+      connection,
+      services: this.opts.services,
+      log: (level, message) => this.log(level, message, step.id),
+      respond: (response) => {
+        this.record.response = response;
+        this.opts.onResponse?.(response);
+      },
+    });
+    return invokeWithRetry(step, this.signal, (signal) => connector.invoke(step.action, inputs, makeContext(signal)), (message) =>
+      this.log('warn', message, step.id),
+    );
+  }
+
+  /** Connection configs are evaluated once per execution (env values read at run time). */
+  private connection(name: string): Promise<ResolvedConnection> {
+    let c = this.connections.get(name);
+    if (!c) {
+      const def = this.opts.integration.connections[name];
+      if (!def) return Promise.reject(new Error(`connection "${name}" is not defined`));
+      c = evaluateTemplate(def.config, this.scope).then(
+        (config) => ({ name, type: def.type, config: config as Record<string, unknown> }),
+        (err: Error) => {
+          throw new Error(`connection "${name}": ${err.message}`);
+        },
+      );
+      this.connections.set(name, c);
+    }
+    return c;
+  }
+
+  private stepError(step: CompiledStep, err: unknown): StepError {
+    const integration = this.record.integration;
+    const e = err as Error;
+    const error: StepError = {
+      message: `integration ${integration}, step ${step.id} (${step.action.key}): ${e?.message ?? String(err)}`,
+      integration,
+      step: step.id,
+      action: step.action.key,
+    };
+    if (err instanceof ActionError) {
+      if (err.details.status !== undefined) error.status = err.details.status;
+      if (err.details.code) error.code = err.details.code;
+      if (err.details.remote !== undefined) error.remote = err.details.remote;
+    } else if (err instanceof EvaluationError) {
+      error.code = 'expression';
+    }
+    return error;
+  }
+}
