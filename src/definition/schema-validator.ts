@@ -74,6 +74,7 @@ function explain(e: ErrorObject, root?: Record<string, unknown>): SchemaProblem 
     case 'additionalProperties': {
       const extra = String(params.additionalProperty);
       const allowed = Object.keys((e.parentSchema as { properties?: object })?.properties ?? {});
+      if ((e.parentSchema as { patternProperties?: object })?.patternProperties) allowed.push("x-…");
       const hint = closest(extra, allowed);
       return {
         pointer: `${at}/${escape(extra)}`,

@@ -1,0 +1,108 @@
+/**
+ * The storage interface. SQLite (embedded, `--data DIR`) and PostgreSQL (`--database-url`,
+ * several replicas) implement it side by side; one shared test suite runs against both.
+ *
+ * Durability rule: every method that records something a client was promised (an accepted
+ * webhook, a poll's new items) resolves only after the commit that holds it.
+ */
+import type { TokenStore } from '../connectors/types.js';
+import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
+
+/** What is needed to (re)start an execution later: the record is created `queued`. */
+export interface NewExecution {
+  id: string;
+  integration: string;
+  trigger: unknown;
+  test: boolean;
+  /** 1 for a new execution; recovery and replays set their own. */
+  attempt?: number;
+  queuedAt?: string;
+}
+
+export interface ExecutionFilter {
+  integration?: string;
+  status?: ExecutionStatus;
+  /** Default 50, at most 500. */
+  limit?: number;
+  /** Only executions queued before this ISO time (paging newest-first). */
+  before?: string;
+}
+
+/** A list row: the record without the bulky parts. */
+export type ExecutionSummary = Pick<
+  ExecutionRecord,
+  'id' | 'integration' | 'status' | 'test' | 'attempt' | 'queuedAt' | 'startedAt' | 'finishedAt' | 'durationMs'
+> & { error?: { message: string } };
+
+/** A request captured on the test URL in listening mode. */
+export interface Capture {
+  id: string;
+  integration: string;
+  receivedAt: string;
+  /** The `$trigger` the request produced. */
+  trigger: unknown;
+}
+
+export interface SavedPayload {
+  integration: string;
+  name: string;
+  /** The `$trigger` data to run with. */
+  trigger: unknown;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Store {
+  readonly kind: 'sqlite' | 'postgres';
+  /** Encrypted connection tokens. */
+  readonly tokens: TokenStore;
+  close(): Promise<void>;
+
+  // Executions -------------------------------------------------------------------------------
+  /** Records new executions as `queued`; resolves after the commit (group commits allowed). */
+  enqueue(executions: NewExecution[]): Promise<void>;
+  /** Marks an execution running (at `attempt`), and returns its stored record. */
+  markRunning(id: string, attempt: number): Promise<ExecutionRecord | undefined>;
+  /** Saves the record as it stands (progress while running, or the final state). */
+  saveExecution(record: ExecutionRecord): Promise<void>;
+  getExecution(id: string): Promise<ExecutionRecord | undefined>;
+  listExecutions(filter: ExecutionFilter): Promise<ExecutionSummary[]>;
+  /** Executions left `queued` or `running` (after a crash), oldest first. */
+  unfinishedExecutions(): Promise<ExecutionRecord[]>;
+  countByStatus(): Promise<Record<ExecutionStatus, number>>;
+  /** Deletes finished executions that finished before `before`; returns how many. */
+  pruneExecutions(before: Date): Promise<number>;
+
+  // Webhook tokens (stable across restarts and replicas; rotatable) -------------------------
+  webhookToken(integration: string): Promise<string>;
+  rotateWebhookToken(integration: string): Promise<string>;
+  integrationForToken(token: string): Promise<string | undefined>;
+
+  // Listening mode, captures and saved payloads -----------------------------------------------
+  setListening(integration: string, on: boolean): Promise<void>;
+  isListening(integration: string): Promise<boolean>;
+  listeningIntegrations(): Promise<string[]>;
+  addCapture(capture: Capture, keep?: number): Promise<void>;
+  listCaptures(integration: string, limit?: number): Promise<Capture[]>;
+  getCapture(integration: string, id: string): Promise<Capture | undefined>;
+  savePayload(integration: string, name: string, trigger: unknown): Promise<SavedPayload>;
+  getPayload(integration: string, name: string): Promise<SavedPayload | undefined>;
+  listPayloads(integration: string): Promise<SavedPayload[]>;
+  deletePayload(integration: string, name: string): Promise<boolean>;
+
+  // Trigger state: schedules, polls, appEvent subscriptions ------------------------------------
+  getState(integration: string, key: string): Promise<unknown>;
+  setState(integration: string, key: string, value: unknown): Promise<void>;
+  deleteState(integration: string, key?: string): Promise<void>;
+  /** The poll seen-set of an integration (bounded). */
+  seenKeys(integration: string): Promise<Set<string>>;
+  /**
+   * Atomically: remember `keys` as seen (keeping the newest `maxSeen`) and enqueue `executions`.
+   * A crash before the commit loses neither; after it repeats neither.
+   */
+  commitPoll(integration: string, keys: string[], maxSeen: number, executions: NewExecution[]): Promise<void>;
+  /**
+   * Claims a schedule/poll tick cluster-wide: true for exactly one caller per (integration, tick).
+   */
+  claimTick(integration: string, tick: string): Promise<boolean>;
+}

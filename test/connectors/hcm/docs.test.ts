@@ -1,0 +1,24 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { renderHcmDocs } from '../../../src/connectors/hcm/docs.js';
+
+const file = fileURLToPath(new URL('../../../docs/connectors/hcm.md', import.meta.url));
+
+describe('docs/connectors/hcm.md', () => {
+  it('is up to date with the declarations', () => {
+    let current = '';
+    try {
+      current = readFileSync(file, 'utf8');
+    } catch {
+      /* missing */
+    }
+    expect(current === renderHcmDocs(), 'docs/connectors/hcm.md is stale: run `npm run docs`').toBe(true);
+  });
+
+  it('has one table per service and every action', () => {
+    const md = renderHcmDocs();
+    expect(md.match(/^## /gm)).toHaveLength(12);
+    expect(md.match(/^\| `hcm\./gm)).toHaveLength(55);
+  });
+});
