@@ -4,8 +4,9 @@
  */
 import type { ActionDeclaration } from './types.js';
 import { coreActions } from './core/declarations.js';
+import { hcmActions } from './hcm/declarations/index.js';
 
-export const allActions: readonly ActionDeclaration[] = [...coreActions];
+export const allActions: readonly ActionDeclaration[] = [...coreActions, ...hcmActions];
 
 const byKey = new Map(allActions.map((a) => [a.key, a]));
 

@@ -1,8 +1,9 @@
 /** The runtime side of the catalog: which connector runs an action key. */
 import { coreConnector } from './core/connector.js';
+import { hcmConnector } from './hcm/index.js';
 import type { Connector } from './types.js';
 
-const connectors = new Map<string, Connector>([[coreConnector.prefix, coreConnector]]);
+const connectors = new Map<string, Connector>([coreConnector, hcmConnector].map((c) => [c.prefix, c]));
 
 export function connectorFor(actionKey: string): Connector {
   const prefix = actionKey.slice(0, actionKey.indexOf('.'));

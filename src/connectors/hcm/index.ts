@@ -72,3 +72,7 @@ export const hcmConnector: Connector = {
 };
 
 export default hcmConnector;
+export {
+  buildAuthorizeUrl, completeAuthorization, exchangeCode, getAccessToken, pendingAuthorizations, startAuthorization, tokenStoreKey,
+} from './oauth/index.js';
+export { renderHcmDocs, writeHcmDocs } from './docs.js';

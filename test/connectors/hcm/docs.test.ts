@@ -22,3 +22,14 @@ describe('docs/connectors/hcm.md', () => {
     expect(md.match(/^\| `hcm\./gm)).toHaveLength(55);
   });
 });
+
+describe('declarations are plain data', () => {
+  it('import nothing but each other and the connector types', async () => {
+    const { readdirSync } = await import('node:fs');
+    const dir = fileURLToPath(new URL('../../../src/connectors/hcm/declarations/', import.meta.url));
+    for (const f of readdirSync(dir)) {
+      const src = readFileSync(dir + f, 'utf8');
+      for (const m of src.matchAll(/from '([^']+)'/g)) expect(m[1], `${f} imports ${m[1]}`).toMatch(/^(\.\/[\w-]+\.js|\.\.\/\.\.\/types\.js)$/);
+    }
+  });
+});

@@ -125,3 +125,21 @@ describe('hcm.rawRequest', () => {
     expect(err.details).toMatchObject({ code: 'timeout', retryable: true });
   });
 });
+
+describe('retryDelay', async () => {
+  const { retryDelay } = await import('../../../src/connectors/hcm/raw-request.js');
+  const res = (retryAfter?: string) => ({ status: 429, statusText: '', contentType: '', bytes: Buffer.alloc(0), headers: retryAfter ? { 'retry-after': retryAfter } : {} });
+  it('fixed delay without backoff; jittered doubling with a cap; Retry-After seconds or HTTP date', () => {
+    expect(retryDelay(3, { useExponentialBackoff: false, retryDelayMs: 250 }, res('9'))).toBe(250);
+    for (let n = 0; n < 20; n++) {
+      const d = retryDelay(n, { useExponentialBackoff: true, retryDelayMs: 0 });
+      expect(d).toBeGreaterThanOrEqual(0);
+      expect(d).toBeLessThanOrEqual(Math.min(30_000, 500 * 2 ** n));
+    }
+    expect(retryDelay(0, { useExponentialBackoff: true, retryDelayMs: 0 }, res('2'))).toBe(2000);
+    const date = new Date(Date.now() + 5000).toUTCString();
+    const d = retryDelay(0, { useExponentialBackoff: true, retryDelayMs: 0 }, res(date));
+    expect(d).toBeGreaterThan(3000);
+    expect(d).toBeLessThanOrEqual(5000);
+  });
+});
