@@ -41,7 +41,9 @@ export interface CompileResult {
 
 export function compileIntegration(src: YamlSource): CompileResult {
   const problems = new ProblemSink(src);
-  for (const e of src.syntaxErrors) problems.add('', e.message, e.position);
+  // YAML errors cascade: after the first one the parser's view of the file is unreliable.
+  const firstSyntaxError = src.syntaxErrors[0];
+  if (firstSyntaxError) problems.add('', firstSyntaxError.message, firstSyntaxError.position);
   if (problems.count) return { problems: problems.problems };
 
   const doc = src.value;
@@ -284,7 +286,8 @@ class Compiler {
     const timing: ScheduleTiming = { timezone };
     if (typeof raw.every === 'string') {
       const ms = parseDuration(raw.every);
-      if (ms === undefined) this.problems.add('/trigger/every', `"${raw.every}" is not a duration; write e.g. 30s, 15m, 2h or 1d (more than 0)`);
+      // A malformed duration was reported by the schema; here only "0s" and the like remain.
+      if (ms === undefined && /^\d+(ms|s|m|h|d)$/.test(raw.every)) this.problems.add('/trigger/every', `"${raw.every}" is not a duration; write e.g. 30s, 15m, 2h or 1d (more than 0)`);
       else timing.every = ms;
     }
     if (typeof raw.at === 'string' && /^\d\d:\d\d$/.test(raw.at)) {

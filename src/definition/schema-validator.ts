@@ -45,12 +45,22 @@ export function validateAgainstSchema(value: unknown): SchemaProblem[] {
 
 /** Turns ajv errors into problems; exported for the per-action input checks too. */
 export function explainErrors(errors: ErrorObject[], rootSchema?: Record<string, unknown>): SchemaProblem[] {
-  // An anyOf with an `x-expect` note speaks for all the errors below it at the same place.
+  // An anyOf speaks for the alternatives below it. When the value is an object, the object
+  // branch is the one meant: keep its own errors and drop the other branches' type complaints.
+  // Otherwise one "must be <x-expect>" says it all.
   const anyOfs = errors.filter((e) => e.keyword === 'anyOf');
-  const covered = (e: ErrorObject) =>
-    anyOfs.some((a) => a !== e && e.instancePath.startsWith(a.instancePath) && e.schemaPath.startsWith(a.schemaPath.replace(/\/anyOf$/, '/anyOf/')));
+  const under = (e: ErrorObject, a: ErrorObject) => e.instancePath === a.instancePath || e.instancePath.startsWith(a.instancePath + '/');
+  const dropped = new Set<ErrorObject>();
+  for (const a of anyOfs) {
+    const objectValue = !!a.data && typeof a.data === 'object' && !Array.isArray(a.data);
+    for (const e of errors) {
+      if (e === a || !under(e, a)) continue;
+      if (!objectValue || (e.keyword === 'type' && e.instancePath === a.instancePath)) dropped.add(e);
+    }
+    if (objectValue) dropped.add(a);
+  }
   // `if` errors only say "must match then": the errors of the `then` branch say why.
-  const meaningful = errors.filter((e) => e.keyword !== 'if' && !covered(e));
+  const meaningful = errors.filter((e) => e.keyword !== 'if' && !dropped.has(e));
   const problems: SchemaProblem[] = [];
   const seen = new Set<string>();
   for (const e of meaningful) {
