@@ -1,0 +1,42 @@
+/**
+ * Opens the configured store: PostgreSQL when `databaseUrl` is a postgres:// or postgresql://
+ * URL, else SQLite in `dataDir` (created if missing).
+ *
+ * Token encryption key: `secret` (or HCM_RUNNER_SECRET); on SQLite without either, a random
+ * secret generated once into `<dataDir>/secret.key`. On PostgreSQL without either but with a
+ * `dataDir`, that file is used too (replicas must then share it — prefer HCM_RUNNER_SECRET).
+ */
+import { PostgresStore } from './postgres/postgres-store.js';
+import { SqliteStore } from './sqlite/sqlite-store.js';
+import { deriveKey, loadTokenKey, SECRET_ENV } from './token-crypto.js';
+import type { Store } from './types.js';
+
+export interface OpenStoreOptions {
+  dataDir?: string;
+  databaseUrl?: string;
+  /** PostgreSQL schema (default `public`). */
+  schema?: string;
+  /** Token encryption secret; default HCM_RUNNER_SECRET. */
+  secret?: string;
+}
+
+export function isPostgresUrl(url: string | undefined): url is string {
+  return !!url && /^postgres(ql)?:\/\//i.test(url);
+}
+
+export async function openStore(opts: OpenStoreOptions): Promise<Store> {
+  const secret = opts.secret ?? process.env[SECRET_ENV];
+  if (opts.databaseUrl && !isPostgresUrl(opts.databaseUrl)) {
+    throw new Error('the database URL must start with postgres:// or postgresql://');
+  }
+  if (isPostgresUrl(opts.databaseUrl)) {
+    let tokenKey: Buffer | undefined;
+    if (secret) tokenKey = deriveKey(secret);
+    else if (opts.dataDir) tokenKey = await loadTokenKey(opts.dataDir, {});
+    return PostgresStore.open({ databaseUrl: opts.databaseUrl, schema: opts.schema, tokenKey });
+  }
+  if (!opts.dataDir) throw new Error('no data directory given: pass --data DIR (SQLite) or --database-url postgres://… (PostgreSQL)');
+  // Without a secret the key comes from `<dataDir>/secret.key`, loaded on first token use (after
+  // the data directory was checked, so a bad --data gets the clearer error first).
+  return SqliteStore.open(opts.dataDir, { tokenKey: secret ? deriveKey(secret) : undefined });
+}

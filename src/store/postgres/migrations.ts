@@ -1,0 +1,125 @@
+/**
+ * PostgreSQL schema, as numbered migrations applied on start inside one transaction, under a
+ * session advisory lock so replicas starting together apply them once, one after the other.
+ * `s` is the quoted schema name.
+ */
+import type { Pool } from 'pg';
+
+export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
+  // 1: initial schema
+  (s) => `
+  CREATE TABLE ${s}.executions (
+    id          TEXT PRIMARY KEY,
+    integration TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    test        BOOLEAN NOT NULL DEFAULT FALSE,
+    attempt     INTEGER NOT NULL DEFAULT 1,
+    trigger     JSON NOT NULL,
+    record      JSON NOT NULL,
+    queued_at   TIMESTAMPTZ NOT NULL,
+    started_at  TIMESTAMPTZ,
+    finished_at TIMESTAMPTZ,
+    duration_ms BIGINT,
+    error       TEXT
+  );
+  CREATE INDEX executions_integration_queued ON ${s}.executions (integration, queued_at);
+  CREATE INDEX executions_queued ON ${s}.executions (queued_at);
+  CREATE INDEX executions_status ON ${s}.executions (status);
+  CREATE INDEX executions_finished ON ${s}.executions (finished_at);
+
+  CREATE TABLE ${s}.webhook_tokens (
+    integration TEXT PRIMARY KEY,
+    token       TEXT NOT NULL UNIQUE,
+    created_at  TIMESTAMPTZ NOT NULL DEFAULT now()
+  );
+
+  CREATE TABLE ${s}.listening (
+    integration TEXT PRIMARY KEY,
+    since       TIMESTAMPTZ NOT NULL DEFAULT now()
+  );
+
+  CREATE TABLE ${s}.captures (
+    seq         BIGSERIAL PRIMARY KEY,
+    integration TEXT NOT NULL,
+    id          TEXT NOT NULL,
+    received_at TIMESTAMPTZ NOT NULL,
+    trigger     JSON NOT NULL,
+    UNIQUE (integration, id)
+  );
+  CREATE INDEX captures_integration_seq ON ${s}.captures (integration, seq);
+
+  CREATE TABLE ${s}.payloads (
+    integration TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    trigger     JSON NOT NULL,
+    created_at  TIMESTAMPTZ NOT NULL,
+    updated_at  TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (integration, name)
+  );
+
+  CREATE TABLE ${s}.trigger_state (
+    integration TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    value       JSON NOT NULL,
+    updated_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (integration, key)
+  );
+
+  CREATE SEQUENCE ${s}.poll_seen_seq;
+  CREATE TABLE ${s}.poll_seen (
+    integration TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    seq         BIGINT NOT NULL,
+    PRIMARY KEY (integration, key)
+  );
+  CREATE INDEX poll_seen_seq_idx ON ${s}.poll_seen (integration, seq);
+
+  CREATE TABLE ${s}.ticks (
+    integration TEXT NOT NULL,
+    tick        TEXT NOT NULL,
+    claimed_at  TIMESTAMPTZ NOT NULL DEFAULT now(),
+    PRIMARY KEY (integration, tick)
+  );
+  CREATE INDEX ticks_claimed ON ${s}.ticks (claimed_at);
+
+  CREATE TABLE ${s}.tokens (
+    key        TEXT PRIMARY KEY,
+    blob       TEXT NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  );
+  `,
+];
+
+export function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+export async function migrate(pool: Pool, schema: string): Promise<number> {
+  const s = quoteIdent(schema);
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(hashtext($1))', [`hcm-runner:migrate:${schema}`]);
+    try {
+      await client.query('BEGIN');
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_version (version INTEGER NOT NULL)`);
+      const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${s}.schema_version`);
+      const current = rows[0]?.version ?? 0;
+      if (current > MIGRATIONS.length) {
+        throw new Error(`the database schema ${schema} is version ${current}, newer than this hcm-runner knows (${MIGRATIONS.length}): upgrade hcm-runner`);
+      }
+      for (let v = current; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]!(s));
+      if (rows.length === 0) await client.query(`INSERT INTO ${s}.schema_version (version) VALUES ($1)`, [MIGRATIONS.length]);
+      else if (current !== MIGRATIONS.length) await client.query(`UPDATE ${s}.schema_version SET version = $1`, [MIGRATIONS.length]);
+      await client.query('COMMIT');
+      return MIGRATIONS.length;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw err;
+    } finally {
+      await client.query('SELECT pg_advisory_unlock(hashtext($1))', [`hcm-runner:migrate:${schema}`]).catch(() => undefined);
+    }
+  } finally {
+    client.release();
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * SQLite schema, as numbered migrations. `schema_version` holds the applied number; every
+ * pending migration runs on open inside one IMMEDIATE transaction (all or nothing).
+ * Timestamps are ISO-8601 UTC strings (`toISOString()`), so text order is time order.
+ */
+import type Database from 'better-sqlite3';
+
+export const MIGRATIONS: readonly string[] = [
+  // 1: initial schema
+  `
+  CREATE TABLE executions (
+    id          TEXT PRIMARY KEY,
+    integration TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    test        INTEGER NOT NULL DEFAULT 0,
+    attempt     INTEGER NOT NULL DEFAULT 1,
+    trigger     TEXT NOT NULL,
+    record      TEXT NOT NULL,
+    queued_at   TEXT NOT NULL,
+    started_at  TEXT,
+    finished_at TEXT,
+    duration_ms INTEGER,
+    error       TEXT
+  );
+  CREATE INDEX executions_integration_queued ON executions (integration, queued_at);
+  CREATE INDEX executions_queued ON executions (queued_at);
+  CREATE INDEX executions_status ON executions (status);
+  CREATE INDEX executions_finished ON executions (finished_at);
+
+  CREATE TABLE webhook_tokens (
+    integration TEXT PRIMARY KEY,
+    token       TEXT NOT NULL UNIQUE,
+    created_at  TEXT NOT NULL
+  );
+
+  CREATE TABLE listening (
+    integration TEXT PRIMARY KEY,
+    since       TEXT NOT NULL
+  );
+
+  CREATE TABLE captures (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    integration TEXT NOT NULL,
+    id          TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    trigger     TEXT NOT NULL,
+    UNIQUE (integration, id)
+  );
+
+  CREATE TABLE payloads (
+    integration TEXT NOT NULL,
+    name        TEXT NOT NULL,
+    trigger     TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (integration, name)
+  );
+
+  CREATE TABLE trigger_state (
+    integration TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    value       TEXT NOT NULL,
+    updated_at  TEXT NOT NULL,
+    PRIMARY KEY (integration, key)
+  );
+
+  CREATE TABLE poll_seen (
+    integration TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    seq         INTEGER NOT NULL,
+    PRIMARY KEY (integration, key)
+  );
+  CREATE INDEX poll_seen_seq ON poll_seen (integration, seq);
+
+  CREATE TABLE ticks (
+    integration TEXT NOT NULL,
+    tick        TEXT NOT NULL,
+    claimed_at  TEXT NOT NULL,
+    PRIMARY KEY (integration, tick)
+  );
+  CREATE INDEX ticks_claimed ON ticks (claimed_at);
+
+  CREATE TABLE tokens (
+    key        TEXT PRIMARY KEY,
+    blob       TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+  `,
+];
+
+export function migrate(db: Database.Database): number {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
+  const run = db.transaction(() => {
+    const row = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
+    const current = row?.version ?? 0;
+    if (current > MIGRATIONS.length) {
+      throw new Error(
+        `the database schema is version ${current}, newer than this hcm-runner knows (${MIGRATIONS.length}): upgrade hcm-runner`,
+      );
+    }
+    for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
+    if (!row) db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(MIGRATIONS.length);
+    else if (current !== MIGRATIONS.length) db.prepare('UPDATE schema_version SET version = ?').run(MIGRATIONS.length);
+    return MIGRATIONS.length;
+  });
+  return run.immediate();
+}

@@ -1,0 +1,123 @@
+/**
+ * Group commit for SQLite. Writes queued in the same tick are run in ONE transaction, flushed on
+ * `setImmediate` (or at once when the batch reaches `maxBatch`); each caller's promise settles
+ * only after the COMMIT that holds its rows (with synchronous=FULL, after the WAL fsync).
+ *
+ * Each write runs inside its own SAVEPOINT, so a write that fails by itself (a constraint, bad
+ * input) rejects only its caller; a failure of the transaction as a whole (the COMMIT, or an error
+ * after which SQLite rolled the whole transaction back, such as SQLITE_FULL) rejects every caller
+ * of the batch, and nothing of the batch is written.
+ */
+import type Database from 'better-sqlite3';
+
+interface Op {
+  fn: () => unknown;
+  kind: string;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+  result?: unknown;
+  error?: unknown;
+  failed?: boolean;
+}
+
+export interface WriteQueueHooks {
+  /** Called after each successful commit with the kinds of writes it held. */
+  committed(kinds: ReadonlySet<string>): void;
+  /** Maps an error of the whole batch (e.g. disk full) to the error callers see. */
+  mapError(err: unknown): Error;
+}
+
+export class WriteQueue {
+  private pending: Op[] = [];
+  private scheduled = false;
+  private closed = false;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly hooks: WriteQueueHooks,
+    private readonly maxBatch = 500,
+  ) {}
+
+  run<T>(kind: string, fn: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ fn, kind, resolve: resolve as (v: unknown) => void, reject });
+      if (this.pending.length >= this.maxBatch) this.flush();
+      else if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  /** Writes everything queued now (synchronously). */
+  flush(): void {
+    this.scheduled = false;
+    const ops = this.pending;
+    this.pending = [];
+    if (ops.length === 0) return;
+    const db = this.db;
+    let batchError: unknown;
+    try {
+      db.exec('BEGIN IMMEDIATE');
+    } catch (err) {
+      batchError = err;
+    }
+    if (batchError === undefined) {
+      for (const op of ops) {
+        db.exec('SAVEPOINT w');
+        try {
+          op.result = op.fn();
+          db.exec('RELEASE w');
+        } catch (err) {
+          if (!db.inTransaction) {
+            // SQLite rolled back the whole transaction (SQLITE_FULL, IOERR, …): nothing is kept.
+            batchError = err;
+            break;
+          }
+          op.failed = true;
+          op.error = err;
+          try {
+            db.exec('ROLLBACK TO w');
+            db.exec('RELEASE w');
+          } catch (err2) {
+            batchError = err2;
+            break;
+          }
+        }
+      }
+      if (batchError === undefined) {
+        try {
+          db.exec('COMMIT');
+        } catch (err) {
+          batchError = err;
+        }
+      }
+      if (batchError !== undefined && db.inTransaction) {
+        try {
+          db.exec('ROLLBACK');
+        } catch {
+          /* already rolled back */
+        }
+      }
+    }
+    if (batchError !== undefined) {
+      const err = this.hooks.mapError(batchError);
+      for (const op of ops) op.reject(err);
+      return;
+    }
+    const kinds = new Set<string>();
+    for (const op of ops) if (!op.failed) kinds.add(op.kind);
+    this.hooks.committed(kinds);
+    for (const op of ops) {
+      if (op.failed) op.reject(this.hooks.mapError(op.error));
+      else op.resolve(op.result);
+    }
+  }
+
+  /** Flushes what is queued and refuses further writes. */
+  close(): void {
+    this.flush();
+    this.closed = true;
+  }
+}

@@ -1,0 +1,116 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/open.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { describeStoreContract, type TestStore } from './store-contract.js';
+
+const root = mkdtempSync(join(tmpdir(), 'hcm-store-sqlite-'));
+const dir = join(root, 'data', 'nested'); // created on open
+const tokenKey = randomBytes(32);
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describeStoreContract('sqlite', {
+  open: () => SqliteStore.open(dir, { tokenKey }),
+  crossInstanceLock: false,
+  rawTokens: async (store) => {
+    const db = (store as SqliteStore).db;
+    const rows = db.prepare('SELECT key, blob FROM tokens').all();
+    // The table and the database files on disk (main file + WAL).
+    const files = readdirSync(dir)
+      .filter((f) => f.startsWith('hcm-runner.db'))
+      .map((f) => readFileSync(join(dir, f)).toString('latin1'))
+      .join('\n');
+    return JSON.stringify(rows) + files;
+  },
+});
+
+describe('SqliteStore specifics', () => {
+  it('uses WAL, synchronous=FULL and a schema version', async () => {
+    const store = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
+    try {
+      expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(store.db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 1 });
+    } finally {
+      await store.close();
+    }
+    // Reopening applies nothing twice.
+    const again = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
+    expect(again.db.prepare('SELECT COUNT(*) AS n FROM schema_version').get()).toEqual({ n: 1 });
+    await again.close();
+  });
+
+  it('refuses a data directory below a regular file with a clear error', async () => {
+    const file = join(root, 'a-file');
+    writeFileSync(file, 'x');
+    const bad = join(file, 'sub');
+    await expect(SqliteStore.open(bad)).rejects.toThrow(/cannot use data directory ".*a-file\/sub".*a file, not a directory.*can write to/);
+    await expect(openStore({ dataDir: bad })).rejects.toThrow(/a-file\/sub/);
+    await expect(SqliteStore.open(file)).rejects.toThrow(/cannot use data directory ".*a-file"/);
+  });
+
+  it.skipIf(process.getuid?.() === 0)('refuses a read-only data directory with a clear error (non-root)', async () => {
+    const ro = join(root, 'ro');
+    mkdtempSync(ro);
+    chmodSync(ro, 0o555);
+    try {
+      await expect(SqliteStore.open(ro)).rejects.toThrow(/cannot use data directory .*permission denied/);
+    } finally {
+      chmodSync(ro, 0o755);
+    }
+  });
+
+  it('reports a full disk clearly and writes nothing of the failed batch', async () => {
+    const d = join(root, 'full');
+    const store = await SqliteStore.open(d, { tokenKey });
+    try {
+      await store.enqueue([{ id: 'kept', integration: 'full', trigger: {}, test: false }]);
+      const pages = store.db.pragma('page_count', { simple: true }) as number;
+      store.db.pragma(`max_page_count = ${pages + 2}`);
+      const big = 'x'.repeat(64 * 1024);
+      const results = await Promise.allSettled(
+        Array.from({ length: 5 }, (_, i) => store.enqueue([{ id: `big-${i}`, integration: 'full', trigger: { big }, test: false }])),
+      );
+      const errors = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason.message));
+      expect(errors.length).toBeGreaterThan(0);
+      expect(errors[0]).toMatch(/data directory ".*full" is full .*free disk space/);
+      store.db.pragma('max_page_count = 1073741823');
+      const ids = (await store.listExecutions({ integration: 'full' })).map((s) => s.id);
+      expect(ids).toContain('kept');
+      const ok = results.map((r, i) => (r.status === 'fulfilled' ? `big-${i}` : undefined)).filter(Boolean);
+      expect(ids.sort()).toEqual(['kept', ...ok].sort());
+      // Still usable afterwards.
+      await store.enqueue([{ id: 'after', integration: 'full', trigger: {}, test: false }]);
+      expect(await store.getExecution('after')).toBeDefined();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('openStore picks SQLite for a data dir and encrypts with the given secret', async () => {
+    const d = join(root, 'open');
+    const store = (await openStore({ dataDir: d, secret: 'test-secret' })) as TestStore;
+    expect(store.kind).toBe('sqlite');
+    await store.tokens.set('k', { accessToken: 'plain-access' });
+    await store.close();
+    const again = await openStore({ dataDir: d, secret: 'test-secret' });
+    expect(await again.tokens.get('k')).toEqual({ accessToken: 'plain-access' });
+    await again.close();
+    const wrong = await openStore({ dataDir: d, secret: 'another' });
+    await expect(wrong.tokens.get('k')).rejects.toThrow(/cannot be decrypted/);
+    await wrong.close();
+    await expect(openStore({})).rejects.toThrow(/data directory/);
+    await expect(openStore({ databaseUrl: 'mysql://x' })).rejects.toThrow(/postgres/);
+  });
+
+  it('rejects writes after close', async () => {
+    const store = await SqliteStore.open(join(root, 'closed'), { tokenKey });
+    await store.close();
+    await expect(store.enqueue([{ id: 'x', integration: 'x', trigger: {}, test: false }])).rejects.toThrow(/closed/);
+    await expect(store.getExecution('x')).rejects.toThrow(/closed/);
+  });
+});

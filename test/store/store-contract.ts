@@ -1,0 +1,413 @@
+/**
+ * The one behavioural suite every Store implementation must pass (SQLite and PostgreSQL).
+ * Each implementation's test file calls `describeStoreContract` with a harness that opens
+ * instances on ONE location (a data dir / a schema): opening again = a restart or a replica.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ExecutionRecord } from '../../src/engine/record.js';
+import type { StoreStats } from '../../src/store/sqlite/common.js';
+import type { NewExecution, Store } from '../../src/store/types.js';
+
+export type TestStore = Store & { readonly stats: StoreStats };
+
+export interface StoreHarness {
+  /** Opens a new instance on the suite's location (same data every time). */
+  open(): Promise<TestStore>;
+  /** Everything stored in the tokens table, as raw text. */
+  rawTokens(store: TestStore): Promise<string>;
+  /** Whether TokenStore.withLock also excludes other instances (PostgreSQL). */
+  crossInstanceLock: boolean;
+}
+
+let seq = 0;
+const name = (prefix: string) => `${prefix}-${++seq}-${randomUUID().slice(0, 8)}`;
+const exec = (integration: string, extra: Partial<NewExecution> = {}): NewExecution => ({
+  id: randomUUID(),
+  integration,
+  trigger: { body: { n: seq }, headers: { 'content-type': 'application/json' } },
+  test: false,
+  ...extra,
+});
+const at = (ms: number) => new Date(Date.UTC(2024, 0, 1) + ms).toISOString();
+
+export function describeStoreContract(label: string, h: StoreHarness): void {
+  describe(`Store contract: ${label}`, () => {
+    let store: TestStore;
+    const others: TestStore[] = [];
+    const second = async () => {
+      const s = await h.open();
+      others.push(s);
+      return s;
+    };
+    const reopen = async () => {
+      await store.close();
+      store = await h.open();
+    };
+
+    beforeAll(async () => {
+      store = await h.open();
+    });
+    afterAll(async () => {
+      await Promise.allSettled(others.map((s) => s.close()));
+      await store?.close();
+    });
+
+    it('runs an execution through queued → running → progress → final', async () => {
+      const integ = name('life');
+      const e = exec(integ, { test: true });
+      await store.enqueue([e]);
+      const queued = await store.getExecution(e.id);
+      expect(queued).toMatchObject({ id: e.id, integration: integ, status: 'queued', test: true, attempt: 1, trigger: e.trigger, steps: [], log: [] });
+      expect(queued!.queuedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+
+      const running = await store.markRunning(e.id, 1);
+      expect(running).toMatchObject({ id: e.id, status: 'running', attempt: 1, trigger: e.trigger });
+      expect(running!.startedAt).toBeTruthy();
+      expect((await store.getExecution(e.id))!.status).toBe('running');
+
+      const progress: ExecutionRecord = {
+        ...running!,
+        steps: [{ id: 's1', action: 'core.transform', status: 'running', startedAt: new Date().toISOString() }],
+        log: [{ at: new Date().toISOString(), level: 'info', message: 'hello' }],
+      };
+      await store.saveExecution(progress);
+      expect((await store.getExecution(e.id))!.steps).toEqual(progress.steps);
+
+      const finishedAt = new Date(Date.parse(running!.startedAt!) + 42).toISOString();
+      const final: ExecutionRecord = {
+        ...progress,
+        status: 'succeeded',
+        steps: [{ ...progress.steps[0]!, status: 'succeeded', results: { ok: 1 }, finishedAt, durationMs: 42 }],
+        result: { ok: 1 },
+        finishedAt,
+        durationMs: 42,
+      };
+      await store.saveExecution(final);
+      const got = await store.getExecution(e.id);
+      expect(got).toEqual({ ...final, queuedAt: queued!.queuedAt });
+
+      const [summary] = await store.listExecutions({ integration: integ });
+      expect(summary).toEqual({
+        id: e.id,
+        integration: integ,
+        status: 'succeeded',
+        test: true,
+        attempt: 1,
+        queuedAt: queued!.queuedAt,
+        startedAt: running!.startedAt,
+        finishedAt,
+        durationMs: 42,
+      });
+      // A finished execution is not started again.
+      expect(await store.markRunning(e.id, 2)).toBeUndefined();
+      expect(await store.markRunning('no-such-id', 1)).toBeUndefined();
+      expect(await store.getExecution('no-such-id')).toBeUndefined();
+    });
+
+    it('keeps a failed execution’s error in the list', async () => {
+      const integ = name('fail');
+      const e = exec(integ);
+      await store.enqueue([e]);
+      const r = (await store.markRunning(e.id, 1))!;
+      await store.saveExecution({ ...r, status: 'failed', error: { message: 'boom in step s1' }, finishedAt: new Date().toISOString() });
+      const [s] = await store.listExecutions({ integration: integ });
+      expect(s!.error).toEqual({ message: 'boom in step s1' });
+      expect((await store.getExecution(e.id))!.error).toEqual({ message: 'boom in step s1' });
+    });
+
+    it('group-commits 500 concurrent enqueues, all durable after reopening', async () => {
+      const integ = name('bulk');
+      const before = { ...store.stats };
+      const all = Array.from({ length: 500 }, () => exec(integ));
+      await Promise.all(all.map((e) => store.enqueue([e])));
+      const calls = store.stats.enqueueCalls - before.enqueueCalls;
+      const commits = store.stats.enqueueCommits - before.enqueueCommits;
+      expect(calls).toBe(500);
+      expect(commits).toBeGreaterThan(0);
+      expect(commits).toBeLessThan(calls);
+
+      await reopen();
+      const listed = await store.listExecutions({ integration: integ, limit: 10_000 });
+      expect(listed).toHaveLength(500);
+      expect(new Set(listed.map((s) => s.id))).toEqual(new Set(all.map((e) => e.id)));
+      expect((await store.countByStatus()).queued).toBeGreaterThanOrEqual(500);
+    });
+
+    it('rejects only the bad caller of a batch', async () => {
+      const integ = name('dup');
+      const first = exec(integ);
+      await store.enqueue([first]);
+      const good = [exec(integ), exec(integ)];
+      const results = await Promise.allSettled([
+        store.enqueue([good[0]!]),
+        store.enqueue([{ ...first }]), // duplicate id
+        store.enqueue([good[1]!]),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(await store.listExecutions({ integration: integ })).toHaveLength(3);
+    });
+
+    it('lists newest first with filters, paging and limits', async () => {
+      const integ = name('list');
+      const other = name('list-other');
+      const es = Array.from({ length: 60 }, (_, i) => exec(integ, { id: `${integ}-${String(i).padStart(3, '0')}`, queuedAt: at(i * 1000) }));
+      await store.enqueue(es);
+      await store.enqueue([exec(other, { queuedAt: at(5) })]);
+      // Two with the same queuedAt: ordered by id, descending.
+      await store.enqueue([exec(integ, { id: `${integ}-zz`, queuedAt: at(59_000) })]);
+
+      const page = await store.listExecutions({ integration: integ });
+      expect(page).toHaveLength(50);
+      expect(page[0]!.id).toBe(`${integ}-zz`);
+      expect(page[1]!.id).toBe(`${integ}-059`);
+      expect(page.map((s) => s.queuedAt)).toEqual([...page.map((s) => s.queuedAt!)].sort().reverse());
+      expect(page.every((s) => s.integration === integ)).toBe(true);
+
+      expect((await store.listExecutions({ integration: integ, limit: 3 })).map((s) => s.id)).toEqual([`${integ}-zz`, `${integ}-059`, `${integ}-058`]);
+      expect(await store.listExecutions({ integration: integ, limit: 1000 })).toHaveLength(61);
+      expect(await store.listExecutions({ integration: integ, limit: 0 })).toHaveLength(1);
+      const older = await store.listExecutions({ integration: integ, before: at(10_000), limit: 500 });
+      expect(older.map((s) => s.id)).toEqual(Array.from({ length: 10 }, (_, i) => `${integ}-${String(9 - i).padStart(3, '0')}`));
+
+      const r = (await store.markRunning(`${integ}-003`, 1))!;
+      await store.saveExecution({ ...r, status: 'succeeded', finishedAt: new Date().toISOString() });
+      await store.markRunning(`${integ}-004`, 1);
+      expect((await store.listExecutions({ integration: integ, status: 'succeeded' })).map((s) => s.id)).toEqual([`${integ}-003`]);
+      expect((await store.listExecutions({ integration: integ, status: 'running' })).map((s) => s.id)).toEqual([`${integ}-004`]);
+      expect((await store.listExecutions({ status: 'queued', limit: 500 })).every((s) => s.status === 'queued')).toBe(true);
+      expect(await store.listExecutions({ limit: 100_000 })).toHaveLength(500);
+      await expect(store.listExecutions({ status: 'bogus' as never })).rejects.toThrow(/status/);
+    });
+
+    it('finds unfinished executions after a crash, oldest first, and resumes them', async () => {
+      const integ = name('crash');
+      const [a, b, c] = [exec(integ, { queuedAt: at(1) }), exec(integ, { queuedAt: at(2) }), exec(integ, { queuedAt: at(3) })];
+      await store.enqueue([c, a, b]);
+      await store.markRunning(b.id, 1);
+      const rc = (await store.markRunning(c.id, 1))!;
+      await store.saveExecution({ ...rc, steps: [{ id: 'x', action: 'a', status: 'running', startedAt: rc.startedAt! }] });
+      const done = exec(integ, { queuedAt: at(0) });
+      await store.enqueue([done]);
+      const rd = (await store.markRunning(done.id, 1))!;
+      await store.saveExecution({ ...rd, status: 'succeeded', finishedAt: new Date().toISOString() });
+
+      await reopen(); // "crash": nothing finished them
+      const left = (await store.unfinishedExecutions()).filter((r) => r.integration === integ);
+      expect(left.map((r) => [r.id, r.status])).toEqual([
+        [a.id, 'queued'],
+        [b.id, 'running'],
+        [c.id, 'running'],
+      ]);
+      expect(left[2]!.trigger).toEqual(c.trigger);
+      // The next attempt starts clean.
+      const again = (await store.markRunning(c.id, 2))!;
+      expect(again).toMatchObject({ status: 'running', attempt: 2, steps: [] });
+      expect((await store.getExecution(c.id))!.attempt).toBe(2);
+    });
+
+    it('prunes finished executions older than a date', async () => {
+      const integ = name('prune');
+      const old = exec(integ);
+      const recent = exec(integ);
+      const running = exec(integ);
+      await store.enqueue([old, recent, running]);
+      for (const [e, finishedAt, status] of [
+        [old, new Date(Date.now() - 3 * 86_400_000), 'failed'],
+        [recent, new Date(), 'succeeded'],
+      ] as const) {
+        const r = (await store.markRunning(e.id, 1))!;
+        await store.saveExecution({ ...r, status, finishedAt: finishedAt.toISOString(), error: status === 'failed' ? { message: 'x' } : undefined });
+      }
+      await store.markRunning(running.id, 1);
+      const n = await store.pruneExecutions(new Date(Date.now() - 86_400_000));
+      expect(n).toBeGreaterThanOrEqual(1);
+      expect(await store.getExecution(old.id)).toBeUndefined();
+      expect(await store.getExecution(recent.id)).toBeDefined();
+      expect(await store.getExecution(running.id)).toBeDefined();
+      expect(await store.pruneExecutions(new Date(Date.now() - 86_400_000))).toBe(0);
+    });
+
+    it('keeps webhook tokens stable across restarts and rotates them', async () => {
+      const integ = name('hook');
+      const [t1, t1b] = await Promise.all([store.webhookToken(integ), store.webhookToken(integ)]);
+      expect(t1).toBe(t1b);
+      expect(t1).toMatch(/^[A-Za-z0-9_-]{43}$/); // 32 random bytes, base64url
+      expect(await store.webhookToken(name('hook'))).not.toBe(t1);
+      await reopen();
+      expect(await store.webhookToken(integ)).toBe(t1);
+      expect(await store.integrationForToken(t1)).toBe(integ);
+      const t2 = await store.rotateWebhookToken(integ);
+      expect(t2).not.toBe(t1);
+      expect(await store.webhookToken(integ)).toBe(t2);
+      expect(await store.integrationForToken(t2)).toBe(integ);
+      expect(await store.integrationForToken(t1)).toBeUndefined();
+      expect(await store.integrationForToken('nope')).toBeUndefined();
+    });
+
+    it('tracks listening mode and keeps a bounded list of captures', async () => {
+      const integ = name('listen');
+      expect(await store.isListening(integ)).toBe(false);
+      await store.setListening(integ, true);
+      await store.setListening(integ, true);
+      expect(await store.isListening(integ)).toBe(true);
+      expect(await store.listeningIntegrations()).toContain(integ);
+      await store.setListening(integ, false);
+      expect(await store.isListening(integ)).toBe(false);
+      expect(await store.listeningIntegrations()).not.toContain(integ);
+
+      for (let i = 0; i < 7; i++) {
+        await store.addCapture({ id: `c${i}`, integration: integ, receivedAt: at(i), trigger: { i } }, 5);
+      }
+      const caps = await store.listCaptures(integ);
+      expect(caps.map((c) => c.id)).toEqual(['c6', 'c5', 'c4', 'c3', 'c2']);
+      expect(caps[0]).toEqual({ id: 'c6', integration: integ, receivedAt: at(6), trigger: { i: 6 } });
+      expect((await store.listCaptures(integ, 2)).map((c) => c.id)).toEqual(['c6', 'c5']);
+      expect(await store.getCapture(integ, 'c4')).toEqual({ id: 'c4', integration: integ, receivedAt: at(4), trigger: { i: 4 } });
+      expect(await store.getCapture(integ, 'c0')).toBeUndefined();
+      expect(await store.getCapture(name('x'), 'c4')).toBeUndefined();
+
+      const integ2 = name('listen-default');
+      await Promise.all(Array.from({ length: 55 }, (_, i) => store.addCapture({ id: `d${i}`, integration: integ2, receivedAt: at(i), trigger: i })));
+      expect(await store.listCaptures(integ2, 500)).toHaveLength(50);
+    });
+
+    it('saves, edits, lists and deletes payloads', async () => {
+      const integ = name('payload');
+      const p1 = await store.savePayload(integ, 'b-sample', { body: { a: 1 } });
+      expect(p1).toMatchObject({ integration: integ, name: 'b-sample', trigger: { body: { a: 1 } } });
+      expect(p1.createdAt).toBe(p1.updatedAt);
+      await store.savePayload(integ, 'a-sample', [1, 'two']);
+      await sleep(5);
+      const edited = await store.savePayload(integ, 'b-sample', { body: { a: 2 } });
+      expect(edited.createdAt).toBe(p1.createdAt);
+      expect(edited.updatedAt > p1.updatedAt).toBe(true);
+      expect(await store.getPayload(integ, 'b-sample')).toEqual(edited);
+      expect((await store.listPayloads(integ)).map((p) => [p.name, p.trigger])).toEqual([
+        ['a-sample', [1, 'two']],
+        ['b-sample', { body: { a: 2 } }],
+      ]);
+      expect(await store.deletePayload(integ, 'a-sample')).toBe(true);
+      expect(await store.deletePayload(integ, 'a-sample')).toBe(false);
+      expect(await store.getPayload(integ, 'a-sample')).toBeUndefined();
+      expect(await store.listPayloads(integ)).toHaveLength(1);
+    });
+
+    it('gets, sets and deletes trigger state', async () => {
+      const integ = name('state');
+      expect(await store.getState(integ, 'cursor')).toBeUndefined();
+      await store.setState(integ, 'cursor', { since: '2024-01-01', page: 2 });
+      await store.setState(integ, 'count', 3);
+      await store.setState(integ, 'flag', false);
+      expect(await store.getState(integ, 'cursor')).toEqual({ since: '2024-01-01', page: 2 });
+      expect(await store.getState(integ, 'flag')).toBe(false);
+      await store.setState(integ, 'cursor', 'next');
+      expect(await store.getState(integ, 'cursor')).toBe('next');
+      await reopen();
+      expect(await store.getState(integ, 'count')).toBe(3);
+      await store.deleteState(integ, 'count');
+      expect(await store.getState(integ, 'count')).toBeUndefined();
+      expect(await store.getState(integ, 'cursor')).toBe('next');
+      await store.deleteState(integ);
+      expect(await store.getState(integ, 'cursor')).toBeUndefined();
+      expect(await store.getState(integ, 'flag')).toBeUndefined();
+    });
+
+    it('commits a poll atomically and keeps the newest maxSeen keys', async () => {
+      const integ = name('poll');
+      const keys = Array.from({ length: 250 }, (_, i) => `k${i}`);
+      const es = [exec(integ), exec(integ)];
+      await store.commitPoll(integ, keys, 100, es);
+      const seen = await store.seenKeys(integ);
+      expect(seen.size).toBe(100);
+      expect(seen).toEqual(new Set(keys.slice(150)));
+      expect((await store.listExecutions({ integration: integ })).map((s) => s.id).sort()).toEqual(es.map((e) => e.id).sort());
+
+      // Seen again → newest; new ones push the oldest out.
+      await store.commitPoll(integ, ['k150', 'n1', 'n1', 'n2'], 100, []);
+      const seen2 = await store.seenKeys(integ);
+      expect(seen2.size).toBe(100);
+      expect(seen2.has('k150')).toBe(true);
+      expect(seen2.has('n1') && seen2.has('n2')).toBe(true);
+      expect(seen2.has('k151') || seen2.has('k152')).toBe(false);
+
+      // A failing poll commit (an execution id that exists) leaves neither keys nor executions.
+      const fresh = exec(integ);
+      await expect(store.commitPoll(integ, ['z1', 'z2'], 100, [fresh, { ...es[0]! }])).rejects.toThrow();
+      const seen3 = await store.seenKeys(integ);
+      expect(seen3.has('z1') || seen3.has('z2')).toBe(false);
+      expect(seen3).toEqual(seen2);
+      expect(await store.getExecution(fresh.id)).toBeUndefined();
+      expect(await store.seenKeys(name('none'))).toEqual(new Set());
+    });
+
+    it('claims a tick exactly once, also across instances', async () => {
+      const integ = name('tick');
+      const tick = at(60_000);
+      const results = await Promise.all(Array.from({ length: 10 }, () => store.claimTick(integ, tick)));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      expect(await store.claimTick(integ, at(120_000))).toBe(true);
+      expect(await store.claimTick(name('tick'), tick)).toBe(true);
+
+      const other = await second();
+      expect(await other.claimTick(integ, tick)).toBe(false);
+      const tick3 = at(180_000);
+      const both = await Promise.all([
+        ...Array.from({ length: 10 }, () => store.claimTick(integ, tick3)),
+        ...Array.from({ length: 10 }, () => other.claimTick(integ, tick3)),
+      ]);
+      expect(both.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('encrypts tokens at rest', async () => {
+      const key = `conn:${name('tok')}`;
+      const access = `access-${randomUUID()}`;
+      const refresh = `refresh-${randomUUID()}`;
+      expect(await store.tokens.get(key)).toBeUndefined();
+      await store.tokens.set(key, { accessToken: access, refreshToken: refresh, expiresAt: 1_700_000_000_000, tokenType: 'Bearer' });
+      expect(await store.tokens.get(key)).toEqual({ accessToken: access, refreshToken: refresh, expiresAt: 1_700_000_000_000, tokenType: 'Bearer' });
+      const raw = await h.rawTokens(store);
+      expect(raw.length).toBeGreaterThan(0);
+      expect(raw).not.toContain(access);
+      expect(raw).not.toContain(refresh);
+      await reopen();
+      expect((await store.tokens.get(key))!.accessToken).toBe(access);
+      await store.tokens.set(key, { accessToken: 'rotated' });
+      expect(await store.tokens.get(key)).toEqual({ accessToken: 'rotated' });
+      await store.tokens.delete(key);
+      expect(await store.tokens.get(key)).toBeUndefined();
+    });
+
+    it('serialises withLock per key', async () => {
+      const key = `conn:${name('lock')}`;
+      let active = 0;
+      let max = 0;
+      const order: number[] = [];
+      const body = (i: number) => async () => {
+        active++;
+        max = Math.max(max, active);
+        await sleep(15);
+        order.push(i);
+        active--;
+        return i;
+      };
+      const stores = h.crossInstanceLock ? [store, await second()] : [store];
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => stores[i % stores.length]!.tokens.withLock(key, body(i))));
+      expect(results).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(max).toBe(1);
+      expect(order).toHaveLength(6);
+
+      // A throwing fn releases the lock; other keys are not blocked.
+      await expect(store.tokens.withLock(key, async () => Promise.reject(new Error('refresh failed')))).rejects.toThrow('refresh failed');
+      expect(await store.tokens.withLock(key, async () => 'after')).toBe('after');
+      let otherRan = false;
+      await store.tokens.withLock(key, async () => {
+        await store.tokens.withLock(`${key}:other`, async () => {
+          otherRan = true;
+        });
+      });
+      expect(otherRan).toBe(true);
+    });
+  });
+}
