@@ -6,6 +6,8 @@ type Command = (argv: string[]) => Promise<number>;
 const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {
   validate: { summary: 'check integration files (exit 0 valid, 1 problems, 2 usage)', load: async () => (await import('./validate.js')).validateCommand },
   run: { summary: 'run one integration once, in-process, and print its execution record', load: async () => (await import('./run.js')).runCommand },
+  connect: { summary: 'authorize an OAuth 2.0 connection (authorization-code flow)', load: async () => (await import('./connect.js')).connectCommand },
+  docs: { summary: 'regenerate the generated docs (docs/connectors/hcm.md)', load: async () => (await import('./docs.js')).docsCommand },
   sandbox: { summary: 'start the HCM sandbox (an HCM-compatible service for development and tests)', load: async () => (await import('../sandbox/cli.js')).sandboxCommand },
 };
 

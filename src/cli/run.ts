@@ -38,12 +38,13 @@ export async function runCommand(argv: string[]): Promise<number> {
     return 1;
   }
   const executionId = randomUUID();
+  const services = await localServices(values.data as string);
   const record = await runExecution({
     integration: loaded.integration,
     trigger: manualTriggerData(loaded.integration, payload, { executionId }),
     executionId,
-    services: localServices(values.data as string),
-  });
+    services,
+  }).finally(() => services.close());
   process.stdout.write(JSON.stringify(record, null, 2) + '\n');
   return record.status === 'succeeded' ? 0 : 1;
 }

@@ -1,14 +1,19 @@
-/** Services for in-process runs from the CLI: tokens in the data directory. */
-import type { RuntimeServices, StoredTokens, TokenStore } from '../connectors/types.js';
+/**
+ * Services for in-process runs from the CLI (run, connect): the data directory's store, so
+ * tokens authorized here are the ones `serve` uses (and the other way round).
+ */
+import type { RuntimeServices } from '../connectors/types.js';
+import { openStore } from '../store/open.js';
 
-export function localServices(dataDir: string): RuntimeServices {
-  void dataDir;
-  const map = new Map<string, StoredTokens>();
-  const tokens: TokenStore = {
-    get: async (k) => map.get(k),
-    set: async (k, t) => void map.set(k, t),
-    delete: async (k) => void map.delete(k),
-    withLock: (_k, fn) => fn(),
+export interface LocalServices extends RuntimeServices {
+  close: () => Promise<void>;
+}
+
+export async function localServices(dataDir: string, databaseUrl = process.env.DATABASE_URL): Promise<LocalServices> {
+  const store = await openStore({ dataDir, databaseUrl });
+  return {
+    tokens: store.tokens,
+    publicUrl: process.env.HCM_RUNNER_PUBLIC_URL ?? 'http://127.0.0.1:8080',
+    close: () => store.close(),
   };
-  return { tokens, publicUrl: process.env.HCM_RUNNER_PUBLIC_URL ?? 'http://127.0.0.1:8080' };
 }

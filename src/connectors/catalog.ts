@@ -2,9 +2,9 @@
  * Every action declaration, by key. Plain data only: the definition layer (validate) reads this
  * without loading any connector's runtime.
  */
-import type { ActionDeclaration } from './types.js';
+import type { ActionDeclaration, ConnectionTypeDecl } from './types.js';
 import { coreActions } from './core/declarations.js';
-import { hcmActions } from './hcm/declarations/index.js';
+import { hcmActions, hcmConnectionType } from './hcm/declarations/index.js';
 
 export const allActions: readonly ActionDeclaration[] = [...coreActions, ...hcmActions];
 
@@ -16,4 +16,10 @@ export function findAction(key: string): ActionDeclaration | undefined {
 
 export function actionKeys(): string[] {
   return [...byKey.keys()];
+}
+
+const connectionTypes = new Map<string, ConnectionTypeDecl>([[hcmConnectionType.type, hcmConnectionType]]);
+
+export function findConnectionType(type: string): ConnectionTypeDecl | undefined {
+  return connectionTypes.get(type);
 }

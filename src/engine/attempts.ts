@@ -29,7 +29,10 @@ export async function invokeWithRetry<T>(
     } catch (err) {
       const code = err instanceof ActionError ? err.details.code : undefined;
       const final = n >= maxAttempts || err instanceof StopSignal || NEVER_RETRIED.has(code ?? '') || runSignal.aborted || !(err instanceof Error);
-      if (final || !step.retry) throw err;
+      if (final || !step.retry) {
+        if (err instanceof Error) (err as Error & { attempts?: number }).attempts = n;
+        throw err;
+      }
       const delay = retryDelay(step.retry, n);
       warn(`attempt ${n} of ${maxAttempts} failed (${(err as Error).message}); retrying in ${delay} ms`);
       await sleep(delay, undefined, { signal: runSignal }).catch(() => {

@@ -13,6 +13,7 @@ import { prepareInputs } from './inputs.js';
 import type { ExecutionRecord, LogEntry, StepError, StepRecord } from './record.js';
 import { invokeWithRetry } from './attempts.js';
 import { connectorFor } from '../connectors/registry.js';
+import { findConnectionType } from '../connectors/catalog.js';
 
 export interface RunOptions {
   integration: CompiledIntegration;
@@ -62,8 +63,12 @@ export async function runExecution(opts: RunOptions): Promise<ExecutionRecord> {
       record.status = 'succeeded';
     } else {
       record.status = 'failed';
-      record.error = err instanceof StepFailure ? err.error : { message: `integration ${integration.name}: ${(err as Error).message}` };
-      run.log('error', record.error.message);
+      if (err instanceof StepFailure) {
+        record.error = err.error; // the step already logged it
+      } else {
+        record.error = { message: `integration ${integration.name}: ${(err as Error).message}` };
+        run.log('error', record.error.message);
+      }
     }
   }
   const finished = new Date();
@@ -171,6 +176,7 @@ class Run {
       }
       const error = this.stepError(step, err);
       rec.error = error;
+      rec.attempts ??= (err as { attempts?: number }).attempts;
       finish('failed');
       this.log(step.onError === 'continue' ? 'warn' : 'error', error.message, step.id);
       if (step.onError === 'continue') {
@@ -205,14 +211,18 @@ class Run {
     );
   }
 
-  /** Connection configs are evaluated once per execution (env values read at run time). */
+  /**
+   * Connection configs are evaluated once per execution (env values read at run time). An
+   * optional input whose env variable is unset is simply absent: a `refreshToken` env is only
+   * needed until tokens are stored.
+   */
   private connection(name: string): Promise<ResolvedConnection> {
     let c = this.connections.get(name);
     if (!c) {
       const def = this.opts.integration.connections[name];
       if (!def) return Promise.reject(new Error(`connection "${name}" is not defined`));
-      c = evaluateTemplate(def.config, this.scope).then(
-        (config) => ({ name, type: def.type, config: config as Record<string, unknown> }),
+      c = this.connectionConfig(def).then(
+        (config) => ({ name, type: def.type, config }),
         (err: Error) => {
           throw new Error(`connection "${name}": ${err.message}`);
         },
@@ -220,6 +230,18 @@ class Run {
       this.connections.set(name, c);
     }
     return c;
+  }
+
+  private async connectionConfig(def: CompiledIntegration['connections'][string]): Promise<Record<string, unknown>> {
+    if (def.config.kind !== 'object') return (await evaluateTemplate(def.config, this.scope)) as Record<string, unknown>;
+    const inputs = findConnectionType(def.type)?.inputs ?? {};
+    const config: Record<string, unknown> = {};
+    for (const [key, template] of def.config.entries) {
+      const optionalEnv = template.kind === 'env' && !template.hasDefault && !inputs[key]?.required;
+      if (optionalEnv && this.scope.env[template.name] === undefined) continue;
+      config[key] = await evaluateTemplate(template, this.scope);
+    }
+    return config;
   }
 
   private stepError(step: CompiledStep, err: unknown): StepError {

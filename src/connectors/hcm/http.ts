@@ -10,6 +10,8 @@ export interface AuthContext {
   connection: ResolvedConnection;
   tokens: TokenStore;
   storeKey: string;
+  /** The integration running the step, for error hints. */
+  integration?: string;
   signal: AbortSignal;
 }
 
@@ -71,10 +73,10 @@ async function once(spec: SendSpec, token: string, outer: AbortSignal, actionKey
 
 /** One logical call: bearer token, and on 401 one refresh then one retry. */
 export async function sendAuthorized(auth: AuthContext, spec: SendSpec, actionKey: string): Promise<HttpResult> {
-  const token = await getAccessToken(auth.connection, auth.tokens, auth.storeKey, auth.signal);
+  const token = await getAccessToken(auth.connection, auth.tokens, auth.storeKey, auth.signal, undefined, auth.integration);
   const first = await once(spec, token, auth.signal, actionKey);
   if (first.status !== 401) return first;
-  const fresh = await getAccessToken(auth.connection, auth.tokens, auth.storeKey, auth.signal, token);
+  const fresh = await getAccessToken(auth.connection, auth.tokens, auth.storeKey, auth.signal, token, auth.integration);
   return once(spec, fresh, auth.signal, actionKey);
 }
 

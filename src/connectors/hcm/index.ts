@@ -60,7 +60,7 @@ export const hcmConnector: Connector = {
       throw new ActionError(`${decl.key}: connection ${conn.name} has type ${conn.type}, expected ${HCM_CONNECTION_TYPE}`, { code: 'invalid_input' });
     }
     const conf = connectionConfig(conn);
-    const auth = { connection: conn, tokens: ctx.services.tokens, storeKey: tokenStoreKey(ctx.integration, conn.name), signal: ctx.signal, apiUrl: conf.apiUrl };
+    const auth = { connection: conn, tokens: ctx.services.tokens, storeKey: tokenStoreKey(conn), integration: ctx.integration, signal: ctx.signal, apiUrl: conf.apiUrl };
     const all = withDefaults(decl, inputs ?? {});
     if (decl.request.raw) return rawRequest(all, auth, (l, m) => ctx.log(l, m));
     if (decl.request.paged) {

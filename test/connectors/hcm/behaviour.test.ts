@@ -1,4 +1,5 @@
 /** Defaults, paging, fetchAll, binary, multipart, key/value forms and error mapping. */
+import { tokenStoreKey } from '../../../src/connectors/hcm/oauth/config.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ActionError } from '../../../src/common/errors.js';
 import { fetchAllLimits } from '../../../src/connectors/hcm/index.js';
@@ -119,7 +120,7 @@ describe('HCM connector behaviour', () => {
     expect(err.details).toMatchObject({ status: 401, code: 'unauthorized' });
     expect(apiRequests(h)).toHaveLength(2);
     expect(h.sb.tokenRequests.length - before).toBe(1);
-    const stored = await h.tokens.get(`${h.integration}:hcm`);
+    const stored = await h.tokens.get(tokenStoreKey(h.connection));
     expect(err.message).not.toContain(stored!.accessToken!);
     expect(err.message).not.toContain(stored!.refreshToken!);
     expect(JSON.stringify(err.details)).not.toContain(stored!.accessToken!);

@@ -1,4 +1,5 @@
 /** OAuth 2.0: code flow end to end, refresh on expiry and 401, single flight, rotation, failures. */
+import { tokenStoreKey } from '../../../src/connectors/hcm/oauth/config.js';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildAuthorizeUrl, completeAuthorization, startAuthorization } from '../../../src/connectors/hcm/oauth/index.js';
@@ -23,7 +24,7 @@ async function authorizeViaSandbox(h: Harness) {
 describe('HCM OAuth 2.0 connection', () => {
   let h: Harness | undefined;
   afterEach(async () => { await h?.close(); h = undefined; });
-  const key = () => `${h!.integration}:hcm`;
+  const key = () => tokenStoreKey(h!.connection);
 
   it('builds the authorize URL with <tenant_id> replaced', async () => {
     h = await harness({}, false);

@@ -31,7 +31,7 @@ export const hcmConnectionType: ConnectionTypeDecl = {
     authorizeUrl: { type: 'string', label: 'Authorize URL', required: true, description: 'Authorization endpoint; `<tenant_id>` is replaced by the tenant ID.' },
     tokenUrl: { type: 'string', label: 'Token URL', required: true, description: 'Token endpoint; `<tenant_id>` is replaced by the tenant ID.' },
     apiUrl: { type: 'string', label: 'API URL', required: true, description: 'API base address, ending with the path segment ccx.' },
-    tenantId: { type: 'string', label: 'Tenant ID', required: true, description: 'Replaces `<tenant_id>` in the authorize and token URLs.' },
+    tenantId: { type: 'string', label: 'Tenant ID', description: 'Replaces `<tenant_id>` in the authorize and token URLs.' },
     clientId: { type: 'string', label: 'Client ID', required: true },
     clientSecret: { type: 'string', label: 'Client secret', required: true },
     scopes: { type: 'string', label: 'Scopes', description: 'Space-separated OAuth 2.0 scopes.' },

@@ -96,7 +96,7 @@ export async function completeAuthorization(
   const p = pending.get(state);
   if (!p) throw new ActionError('unknown or expired OAuth state: start the authorization again', { code: 'invalid_state' });
   pending.delete(state);
-  const storeKey = tokenStoreKey(p.integration, p.connection.name);
+  const storeKey = tokenStoreKey(p.connection);
   await exchangeCode(p.connection, { code, redirectUri: redirectUri ?? p.redirectUri, codeVerifier: p.codeVerifier }, p.tokens, storeKey, signal);
   return { integration: p.integration, connection: p.connection.name, storeKey };
 }

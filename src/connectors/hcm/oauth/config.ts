@@ -1,4 +1,5 @@
 /** The HCM connection's config, read defensively from a ResolvedConnection. */
+import { createHash } from 'node:crypto';
 import { ActionError } from '../../../common/errors.js';
 import type { ResolvedConnection } from '../../types.js';
 
@@ -42,7 +43,16 @@ export function connectionConfig(conn: ResolvedConnection | undefined): HcmConne
   };
 }
 
-export const tokenStoreKey = (integration: string, connectionName: string) => `${integration}:${connectionName}`;
+/**
+ * Where a connection's tokens are stored: one grant per (token endpoint, client id), so every
+ * integration that names the same API client shares one token set. With rotating refresh
+ * tokens that is the only safe choice — two copies of one grant would revoke each other — and
+ * `hcm-runner connect` once authorizes them all.
+ */
+export function tokenStoreKey(conn: ResolvedConnection): string {
+  const c = connectionConfig(conn);
+  return `hcm:${createHash('sha256').update(`${c.tokenUrl}\n${c.clientId}`).digest('hex').slice(0, 32)}`;
+}
 
 export const connectHint = (integration: string, connection: string) =>
   `run \`hcm-runner connect ${integration} ${connection}\``;

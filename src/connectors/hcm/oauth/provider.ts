@@ -15,10 +15,7 @@ const inflight = new Map<string, Promise<StoredTokens>>();
 const usable = (t: StoredTokens | undefined, stale?: string): t is StoredTokens & { accessToken: string } =>
   !!t?.accessToken && t.accessToken !== stale && (t.expiresAt === undefined || t.expiresAt - Date.now() > REFRESH_MARGIN_MS);
 
-function integrationOf(storeKey: string): string {
-  const i = storeKey.lastIndexOf(':');
-  return i > 0 ? storeKey.slice(0, i) : storeKey;
-}
+
 
 /**
  * A valid access token. `staleToken`: the token a request just got 401 with; a stored token equal
@@ -30,12 +27,14 @@ export async function getAccessToken(
   storeKey: string,
   signal?: AbortSignal,
   staleToken?: string,
+  /** Named in the "run hcm-runner connect …" hint of an authorization error. */
+  integration = '<integration>',
 ): Promise<string> {
   const current = await tokens.get(storeKey);
   if (usable(current, staleToken)) return current.accessToken;
   let p = inflight.get(storeKey);
   if (!p) {
-    p = refreshLocked(conn, tokens, storeKey, signal, staleToken).finally(() => inflight.delete(storeKey));
+    p = refreshLocked(conn, tokens, storeKey, signal, staleToken, integration).finally(() => inflight.delete(storeKey));
     inflight.set(storeKey, p);
   }
   const fresh = await p;
@@ -48,9 +47,9 @@ async function refreshLocked(
   storeKey: string,
   signal: AbortSignal | undefined,
   staleToken: string | undefined,
+  integration: string,
 ): Promise<StoredTokens> {
   const conf = connectionConfig(conn);
-  const integration = integrationOf(storeKey);
   return tokens.withLock(storeKey, async () => {
     const stored = await tokens.get(storeKey); // another replica may have refreshed meanwhile
     if (usable(stored, staleToken)) return stored;
