@@ -6,8 +6,7 @@
  */
 import { createServer } from 'node:http';
 import { completeAuthorization, startAuthorization } from '../connectors/hcm/oauth/index.js';
-import type { ResolvedConnection } from '../connectors/types.js';
-import { evaluateTemplate } from '../engine/evaluate.js';
+import { bareScope, resolveConnection } from '../engine/connections.js';
 import { parse, intFlag, UsageError } from './args.js';
 import { findIntegration } from './find-integration.js';
 import { localServices } from './services.js';
@@ -40,9 +39,7 @@ export async function connectCommand(argv: string[]): Promise<number> {
   const def = integration.connections[connectionName];
   if (!def) throw new UsageError(`integration ${integration.name} has no connection "${connectionName}" (it has: ${Object.keys(integration.connections).join(', ') || 'none'})`);
   if (def.type !== 'hcm-oauth2') throw new UsageError(`connection ${connectionName} is of type ${def.type}; connect handles hcm-oauth2`);
-  const scope = { trigger: {}, steps: {}, errors: {}, config: {}, execution: {}, state: {}, env: process.env };
-  const config = (await evaluateTemplate(def.config, scope)) as Record<string, unknown>;
-  const connection: ResolvedConnection = { name: connectionName, type: def.type, config };
+  const connection = await resolveConnection(integration, connectionName, bareScope());
 
   const services = await localServices(values.data as string);
   const callback = new URL('/oauth/callback', services.publicUrl);

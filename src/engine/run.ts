@@ -13,7 +13,7 @@ import { prepareInputs } from './inputs.js';
 import type { ExecutionRecord, LogEntry, StepError, StepRecord } from './record.js';
 import { invokeWithRetry } from './attempts.js';
 import { connectorFor } from '../connectors/registry.js';
-import { findConnectionType } from '../connectors/catalog.js';
+import { resolveConnection } from './connections.js';
 
 export interface RunOptions {
   integration: CompiledIntegration;
@@ -211,37 +211,14 @@ class Run {
     );
   }
 
-  /**
-   * Connection configs are evaluated once per execution (env values read at run time). An
-   * optional input whose env variable is unset is simply absent: a `refreshToken` env is only
-   * needed until tokens are stored.
-   */
+  /** Connection configs are evaluated once per execution (env values read at run time). */
   private connection(name: string): Promise<ResolvedConnection> {
     let c = this.connections.get(name);
     if (!c) {
-      const def = this.opts.integration.connections[name];
-      if (!def) return Promise.reject(new Error(`connection "${name}" is not defined`));
-      c = this.connectionConfig(def).then(
-        (config) => ({ name, type: def.type, config }),
-        (err: Error) => {
-          throw new Error(`connection "${name}": ${err.message}`);
-        },
-      );
+      c = resolveConnection(this.opts.integration, name, this.scope);
       this.connections.set(name, c);
     }
     return c;
-  }
-
-  private async connectionConfig(def: CompiledIntegration['connections'][string]): Promise<Record<string, unknown>> {
-    if (def.config.kind !== 'object') return (await evaluateTemplate(def.config, this.scope)) as Record<string, unknown>;
-    const inputs = findConnectionType(def.type)?.inputs ?? {};
-    const config: Record<string, unknown> = {};
-    for (const [key, template] of def.config.entries) {
-      const optionalEnv = template.kind === 'env' && !template.hasDefault && !inputs[key]?.required;
-      if (optionalEnv && this.scope.env[template.name] === undefined) continue;
-      config[key] = await evaluateTemplate(template, this.scope);
-    }
-    return config;
   }
 
   private stepError(step: CompiledStep, err: unknown): StepError {

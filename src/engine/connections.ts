@@ -1,0 +1,34 @@
+/**
+ * Resolves an integration's named connection: its config with env values read now. An optional
+ * input whose env variable is unset is simply absent — a `refreshToken` env is only needed until
+ * tokens are stored.
+ */
+import { findConnectionType } from '../connectors/catalog.js';
+import type { ResolvedConnection } from '../connectors/types.js';
+import type { CompiledIntegration } from '../definition/types.js';
+import { evaluateTemplate, type Scope } from './evaluate.js';
+
+export async function resolveConnection(integration: CompiledIntegration, name: string, scope: Scope): Promise<ResolvedConnection> {
+  const def = integration.connections[name];
+  if (!def) throw new Error(`connection "${name}" is not defined`);
+  try {
+    if (def.config.kind !== 'object') {
+      return { name, type: def.type, config: (await evaluateTemplate(def.config, scope)) as Record<string, unknown> };
+    }
+    const inputs = findConnectionType(def.type)?.inputs ?? {};
+    const config: Record<string, unknown> = {};
+    for (const [key, template] of def.config.entries) {
+      const optionalEnv = template.kind === 'env' && !template.hasDefault && !inputs[key]?.required;
+      if (optionalEnv && scope.env[template.name] === undefined) continue;
+      config[key] = await evaluateTemplate(template, scope);
+    }
+    return { name, type: def.type, config };
+  } catch (err) {
+    throw new Error(`connection "${name}": ${(err as Error).message}`);
+  }
+}
+
+/** A scope for evaluating outside an execution (connection configs, CLI commands). */
+export function bareScope(env: NodeJS.ProcessEnv = process.env): Scope {
+  return { trigger: {}, steps: {}, errors: {}, config: {}, execution: {}, state: {}, env };
+}
