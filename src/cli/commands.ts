@@ -1,2 +1,8 @@
 /** Commands beyond validate and run, registered here so main.ts stays a small dispatcher. */
-export {};
+import { registerCommand } from './main.js';
+
+registerCommand('serve', 'run the runtime: webhooks, schedules, polls, admin API', async () => (await import('./serve.js')).serveCommand);
+registerCommand('executions', 'list, show or replay executions of a running server', async () => (await import('./executions.js')).executionsCommand);
+registerCommand('listen', 'turn listening mode (capture test-URL requests) on or off', async () => (await import('./listen.js')).listenCommand);
+registerCommand('payloads', 'list, save, edit and run saved payloads', async () => (await import('./payloads.js')).payloadsCommand);
+registerCommand('urls', "print integrations' webhook URLs", async () => (await import('./urls.js')).urlsCommand);

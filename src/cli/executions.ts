@@ -1,0 +1,69 @@
+/** `hcm-runner executions list|show|replay` — against a running server's admin API. */
+import { AdminClient, clientHelp, enc, printJson, runClient, serverFlag } from './admin-client.js';
+import { intFlag, parse, UsageError } from './args.js';
+
+export const executionsUsage = `Usage: hcm-runner executions list [--integration NAME] [--status S] [--limit N] [--json]
+       hcm-runner executions show ID
+       hcm-runner executions replay ID
+
+  list     newest first; S is queued, running, succeeded or failed
+  show     the full execution record as JSON
+  replay   a new execution with the same trigger data; prints its id
+${clientHelp}`;
+
+interface Summary {
+  id: string;
+  integration: string;
+  status: string;
+  test: boolean;
+  attempt: number;
+  queuedAt?: string;
+  durationMs?: number;
+  error?: { message: string };
+}
+
+export async function executionsCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(
+    argv,
+    { ...serverFlag, integration: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    executionsUsage,
+  );
+  if (values.help) {
+    process.stdout.write(executionsUsage + '\n');
+    return 0;
+  }
+  const [sub, id, ...extra] = positionals;
+  const client = new AdminClient(values.server as string | undefined);
+  if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"\n\n${executionsUsage}`);
+  switch (sub) {
+    case 'list': {
+      if (id) throw new UsageError(`unexpected argument "${id}"\n\n${executionsUsage}`);
+      const q = new URLSearchParams();
+      if (values.integration) q.set('integration', values.integration as string);
+      if (values.status) q.set('status', values.status as string);
+      q.set('limit', String(intFlag(values.limit as string | undefined, 'limit', 20)));
+      return runClient(async () => {
+        const rows = await client.call<Summary[]>('GET', `/executions?${q}`);
+        if (values.json) return printJson(rows);
+        for (const r of rows) {
+          const extraInfo = [r.test ? 'test' : '', r.attempt > 1 ? `attempt ${r.attempt}` : '', r.durationMs !== undefined ? `${Math.round(r.durationMs)}ms` : '']
+            .filter(Boolean)
+            .join(', ');
+          process.stdout.write(`${r.id}  ${r.status.padEnd(9)}  ${r.integration}  ${r.queuedAt ?? ''}${extraInfo ? `  (${extraInfo})` : ''}${r.error ? `  ${r.error.message}` : ''}\n`);
+        }
+        if (rows.length === 0) process.stderr.write('no executions\n');
+      });
+    }
+    case 'show':
+      if (!id) throw new UsageError(`executions show needs an execution ID\n\n${executionsUsage}`);
+      return runClient(async () => printJson(await client.call('GET', `/executions/${enc(id)}`)));
+    case 'replay':
+      if (!id) throw new UsageError(`executions replay needs an execution ID\n\n${executionsUsage}`);
+      return runClient(async () => {
+        const r = await client.call<{ executionId: string }>('POST', `/executions/${enc(id)}/replay`);
+        process.stdout.write(`${r.executionId}\n`);
+      });
+    default:
+      throw new UsageError(`${sub ? `unknown subcommand "${sub}"` : 'missing subcommand'}\n\n${executionsUsage}`);
+  }
+}

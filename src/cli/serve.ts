@@ -1,0 +1,165 @@
+/**
+ * `hcm-runner serve [--dir DIR] [--port N] [--host H] [--data DIR] [--database-url URL] [--sandbox]`
+ * — the long-running runtime (PRODUCT §3). SIGTERM/SIGINT shut down gracefully, SIGHUP reloads.
+ */
+import type { Sandbox } from '../sandbox/index.js';
+import { startServer } from '../server/index.js';
+import { isWebhookLike } from '../runtime/runtime.js';
+import { missingEnvProblems } from '../runtime/missing-env.js';
+import { intFlag, parse, UsageError } from './args.js';
+
+export const serveUsage = `Usage: hcm-runner serve [--dir DIR] [--port N] [--host H] [--data DIR] [--database-url URL] [--sandbox]
+
+Runs the runtime: webhook URLs, schedules and polls, the admin API, health and metrics.
+  --dir DIR               integrations folder (default ./integrations)
+  --port N                port (default $PORT or 8080)
+  --host H                interface to listen on (default 127.0.0.1; 0.0.0.0 for all)
+  --data DIR              embedded SQLite store directory (default ./data)
+  --database-url URL      postgres://… selects PostgreSQL (default $DATABASE_URL)
+  --sandbox               also start the built-in HCM sandbox (port 8090, or a free one) and
+                          point HCM_API_URL, HCM_TOKEN_URL, HCM_AUTHORIZE_URL, HCM_CLIENT_ID,
+                          HCM_CLIENT_SECRET, HCM_REFRESH_TOKEN and HCM_TENANT at it
+  --concurrency N         executions running at once (default $HCM_RUNNER_CONCURRENCY or 16)
+  --integration-concurrency N
+                          executions of one integration at once (default 4)
+  --backlog N             queued executions before webhooks get 429 (default 1000)
+  --retention-days N      days finished executions are kept (default 14; 0 = forever)
+Environment: HCM_RUNNER_ADMIN_TOKEN (admin API bearer token; generated and printed when unset),
+HCM_RUNNER_SECRET, HCM_RUNNER_PUBLIC_URL, HCM_RUNNER_LOG_LEVEL, HCM_RUNNER_SHUTDOWN_GRACE_MS.`;
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parse(
+    argv,
+    {
+      dir: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      data: { type: 'string' },
+      'database-url': { type: 'string' },
+      sandbox: { type: 'boolean' },
+      concurrency: { type: 'string' },
+      'integration-concurrency': { type: 'string' },
+      backlog: { type: 'string' },
+      'retention-days': { type: 'string' },
+    },
+    serveUsage,
+  );
+  if (values.help) {
+    process.stdout.write(serveUsage + '\n');
+    return 0;
+  }
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n\n${serveUsage}`);
+  const env = process.env;
+  const port = intFlag((values.port as string | undefined) ?? env.PORT, 'port', 8080);
+  if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  const limits = {
+    concurrency: intFlag((values.concurrency as string | undefined) ?? env.HCM_RUNNER_CONCURRENCY, 'concurrency', 16) || 1,
+    perIntegration: intFlag((values['integration-concurrency'] as string | undefined) ?? env.HCM_RUNNER_INTEGRATION_CONCURRENCY, 'integration-concurrency', 4) || 1,
+    backlog: intFlag((values.backlog as string | undefined) ?? env.HCM_RUNNER_BACKLOG, 'backlog', 1000),
+  };
+  const retentionDays = intFlag((values['retention-days'] as string | undefined) ?? env.HCM_RUNNER_RETENTION_DAYS, 'retention-days', 14);
+  const graceMs = intFlag(env.HCM_RUNNER_SHUTDOWN_GRACE_MS, 'HCM_RUNNER_SHUTDOWN_GRACE_MS', 10_000);
+
+  let sandbox: Sandbox | undefined;
+  if (values.sandbox) {
+    sandbox = await startLocalSandbox();
+    // Set before loading so `{env: HCM_API_URL, default: …}` values resolve to the sandbox.
+    Object.assign(env, {
+      HCM_API_URL: sandbox.apiUrl,
+      HCM_TOKEN_URL: sandbox.tokenUrl,
+      HCM_AUTHORIZE_URL: sandbox.authorizeUrl,
+      HCM_CLIENT_ID: 'sandbox-client',
+      HCM_CLIENT_SECRET: 'sandbox-secret',
+      HCM_REFRESH_TOKEN: sandbox.issueRefreshToken(),
+      HCM_TENANT: 'sandbox',
+    });
+    process.stderr.write(`HCM sandbox on ${sandbox.url} (HCM_API_URL=${sandbox.apiUrl})\n`);
+  }
+
+  let server;
+  try {
+    server = await startServer({
+      dir: (values.dir as string | undefined) ?? 'integrations',
+      port,
+      host: (values.host as string | undefined) ?? '127.0.0.1',
+      dataDir: (values.data as string | undefined) ?? 'data',
+      databaseUrl: (values['database-url'] as string | undefined) ?? env.DATABASE_URL,
+      limits,
+      retentionDays,
+      shutdownGraceMs: graceMs,
+      env,
+    });
+  } catch (err) {
+    await sandbox?.close();
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE') {
+      process.stderr.write(`hcm-runner serve: port ${port} is already in use; pick another with --port N\n`);
+      return 1;
+    }
+    throw err;
+  }
+  printBanner(server);
+
+  return new Promise<number>((done) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) {
+        process.stderr.write(`hcm-runner: ${signal} again, exiting now\n`);
+        process.exit(1);
+      }
+      stopping = true;
+      process.stderr.write(`hcm-runner: ${signal} received, shutting down (up to ${graceMs} ms for running executions)\n`);
+      void server
+        .close(graceMs)
+        .then(() => sandbox?.close())
+        .then(
+          () => finish(0),
+          (err) => {
+            process.stderr.write(`hcm-runner: shutdown failed: ${(err as Error).message}\n`);
+            finish(1);
+          },
+        );
+    };
+    const finish = (code: number) => {
+      process.off('SIGTERM', onTerm).off('SIGINT', onInt).off('SIGHUP', onHup);
+      // Should a stray handle keep the loop alive, exit anyway (unref: never delays a clean exit).
+      setTimeout(() => process.exit(code), 3000).unref();
+      done(code);
+    };
+    const onTerm = () => stop('SIGTERM');
+    const onInt = () => stop('SIGINT');
+    const onHup = () => {
+      void server.runtime.reload().then(
+        (entries) => process.stderr.write(`hcm-runner: reloaded ${entries.length} file(s); ${entries.filter((e) => e.problems.length).length} with problems\n`),
+        (err) => process.stderr.write(`hcm-runner: reload failed: ${(err as Error).message}\n`),
+      );
+    };
+    process.on('SIGTERM', onTerm).on('SIGINT', onInt).on('SIGHUP', onHup);
+  });
+}
+
+async function startLocalSandbox(): Promise<Sandbox> {
+  const { startSandbox } = await import('../sandbox/index.js');
+  try {
+    return await startSandbox({ port: 8090, quiet: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    return startSandbox({ port: 0, quiet: true });
+  }
+}
+
+function printBanner(server: Awaited<ReturnType<typeof startServer>>): void {
+  const lines = [`hcm-runner listening on ${server.url}${server.publicUrl !== server.url ? ` (public URL ${server.publicUrl})` : ''}`];
+  if (server.runtime.registry.entries().length === 0) lines.push(`no integration files (*.yaml, *.yml) found in ${server.runtime.registry.dir}`);
+  if (server.adminTokenGenerated) lines.push(`admin token (HCM_RUNNER_ADMIN_TOKEN was not set; generated for this run): ${server.adminToken}`);
+  for (const e of server.runtime.registry.entries()) {
+    const problems = e.problems.length ? e.problems : e.integration ? missingEnvProblems(e.integration, server.runtime.env) : [];
+    const running = e.problems.length ? ', last good version running' : '';
+    const status = problems.length ? `error (${problems.length} problem${problems.length > 1 ? 's' : ''}${e.integration ? running : ''})` : 'ok';
+    lines.push(`  ${e.name} [${e.integration?.trigger.type ?? e.header?.triggerType ?? '?'}] ${status}${e.integration && !e.integration.enabled ? ' (disabled)' : ''}`);
+    for (const p of problems) lines.push(`    ${p.file}:${p.line}:${p.column}: error: ${p.message}`);
+    const urls = isWebhookLike(e.integration) ? server.runtime.webhookUrls(e.name) : undefined;
+    if (urls) lines.push(`    live: ${urls.live}`, `    test: ${urls.test}`);
+  }
+  process.stderr.write(lines.join('\n') + '\n');
+}

@@ -1,0 +1,288 @@
+/**
+ * The dispatcher: accepts executions (durably, through the store), queues them and runs them on a
+ * bounded worker pool — global concurrency and a per-integration limit — with backpressure past a
+ * backlog limit, recovery of unfinished executions at start, and waiters for synchronous webhooks.
+ */
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import type { HttpResponseSpec, RuntimeServices } from '../connectors/types.js';
+import { runExecution } from '../engine/run.js';
+import type { ExecutionRecord, LogEntry } from '../engine/record.js';
+import type { NewExecution, Store } from '../store/types.js';
+import { InProcessQueue, type ExecutionQueue, type QueuedJob } from './queue.js';
+import type { IntegrationRegistry } from './registry.js';
+
+export interface DispatcherLimits {
+  /** Executions running at once in this process (default 16). */
+  concurrency: number;
+  /** Executions of one integration running at once (default 4). */
+  perIntegration: number;
+  /** Queued (not running) executions above which new work is refused with "busy" (default 1000). */
+  backlog: number;
+  /** Retry-After seconds suggested to refused callers (default 5). */
+  retryAfterSec: number;
+}
+
+export const DEFAULT_LIMITS: DispatcherLimits = { concurrency: 16, perIntegration: 4, backlog: 1000, retryAfterSec: 5 };
+
+export interface DispatcherOptions {
+  store: Store;
+  registry: IntegrationRegistry;
+  services: RuntimeServices;
+  limits?: Partial<DispatcherLimits>;
+  queue?: ExecutionQueue;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** `$state` for an execution (poll/appEvent triggers plug in here). */
+  stateFor?: (integration: string) => Promise<Record<string, unknown> | undefined>;
+}
+
+/** The backlog is full, or the process is shutting down: answer 429/503 with Retry-After. */
+export class BusyError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSec: number,
+    readonly shuttingDown = false,
+  ) {
+    super(message);
+    this.name = 'BusyError';
+  }
+}
+
+/** What a synchronous caller waits for: an early response (core.respond) or the finished run. */
+export type RunOutcome = { kind: 'response'; response: HttpResponseSpec; executionId: string } | { kind: 'done'; record: ExecutionRecord };
+
+export interface ExecutionWatch {
+  outcome: Promise<RunOutcome>;
+  /** The final record, whatever answered first. */
+  done: Promise<ExecutionRecord>;
+  cancel(): void;
+}
+
+interface Watcher {
+  resolveOutcome(o: RunOutcome): void;
+  resolveDone(r: ExecutionRecord): void;
+}
+
+export interface DispatcherEvents {
+  started: [QueuedJob];
+  finished: [ExecutionRecord];
+  log: [LogEntry, ExecutionRecord];
+}
+
+export class Dispatcher extends EventEmitter<DispatcherEvents> {
+  readonly limits: DispatcherLimits;
+  readonly queue: ExecutionQueue;
+  private readonly store: Store;
+  private readonly registry: IntegrationRegistry;
+  private readonly services: RuntimeServices;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly logger?: Logger;
+  private readonly stateFor?: DispatcherOptions['stateFor'];
+  private readonly runningBy = new Map<string, number>();
+  private readonly inflight = new Map<string, { controller: AbortController; promise: Promise<void> }>();
+  private readonly watchers = new Map<string, Watcher>();
+  private running = 0;
+  /** Enqueues sent to the store and not yet committed: they count against the backlog. */
+  private pending = 0;
+  private accepting = true;
+  private pumping = true;
+  /** Set when shutdown gave up waiting: leftover runs must not write (their rows stay `running`). */
+  private abandoned = false;
+
+  constructor(opts: DispatcherOptions) {
+    super();
+    this.store = opts.store;
+    this.registry = opts.registry;
+    this.services = opts.services;
+    this.env = opts.env ?? process.env;
+    this.logger = opts.logger;
+    this.stateFor = opts.stateFor;
+    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.queue = opts.queue ?? new InProcessQueue();
+    this.queue.onAvailable(() => this.pump());
+  }
+
+  /** Waiting executions (metrics: queue depth). */
+  get depth(): number {
+    return this.queue.size;
+  }
+
+  get runningCount(): number {
+    return this.running;
+  }
+
+  /** Throws BusyError when a new execution would be refused now (cheap pre-check before parsing). */
+  checkCapacity(count = 1): void {
+    if (!this.accepting) throw new BusyError('the runner is shutting down; retry shortly', this.limits.retryAfterSec, true);
+    if (this.queue.size + this.pending + count > this.limits.backlog) {
+      throw new BusyError(`too many queued executions (backlog limit ${this.limits.backlog}); retry later`, this.limits.retryAfterSec);
+    }
+  }
+
+  /**
+   * Records the executions durably (resolves after the store's commit) and queues them.
+   * Throws BusyError past the backlog limit, without recording anything.
+   */
+  async submit(executions: NewExecution[]): Promise<void> {
+    this.checkCapacity(executions.length);
+    this.pending += executions.length;
+    try {
+      await this.store.enqueue(executions);
+    } finally {
+      this.pending -= executions.length;
+    }
+    this.queue.push(executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1 })));
+  }
+
+  /** Register before `submit` so an early core.respond is never missed. */
+  watch(id: string): ExecutionWatch {
+    let resolveOutcome!: (o: RunOutcome) => void;
+    let resolveDone!: (r: ExecutionRecord) => void;
+    const outcome = new Promise<RunOutcome>((r) => (resolveOutcome = r));
+    const done = new Promise<ExecutionRecord>((r) => (resolveDone = r));
+    let settled = false;
+    this.watchers.set(id, {
+      resolveOutcome: (o) => {
+        if (!settled) {
+          settled = true;
+          resolveOutcome(o);
+        }
+      },
+      resolveDone: (r) => {
+        this.watchers.delete(id);
+        resolveDone(r);
+      },
+    });
+    return { outcome, done, cancel: () => this.watchers.delete(id) };
+  }
+
+  /**
+   * Re-queues what a previous process left queued or running. A `running` one was interrupted
+   * mid-run: it runs again as attempt+1 (at-least-once). A `queued` one never started: same attempt.
+   */
+  async recover(): Promise<number> {
+    const unfinished = await this.store.unfinishedExecutions();
+    if (unfinished.length === 0) return 0;
+    this.queue.push(
+      unfinished.map((r) => ({ id: r.id, integration: r.integration, attempt: r.status === 'running' ? r.attempt + 1 : r.attempt, recovered: true })),
+    );
+    this.logger?.info({ count: unfinished.length }, 'resuming executions left unfinished by the previous process');
+    return unfinished.length;
+  }
+
+  /**
+   * Stops taking work, waits up to `graceMs` for running executions, then abandons the rest:
+   * they stay `running` in the store and the next start resumes them. Queued ones stay queued.
+   */
+  async stop(graceMs: number): Promise<{ finished: number; abandoned: number }> {
+    this.accepting = false;
+    this.pumping = false;
+    const runs = [...this.inflight.values()];
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      Promise.allSettled(runs.map((r) => r.promise)).then(() => false),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(true), graceMs))),
+    ]);
+    clearTimeout(timer);
+    const left = this.inflight.size;
+    if (timedOut && left > 0) {
+      this.abandoned = true;
+      for (const r of this.inflight.values()) r.controller.abort(new Error('shutdown'));
+      this.logger?.warn({ count: left }, 'shutdown grace period over: unfinished executions stay recorded and resume on the next start');
+    }
+    return { finished: runs.length - left, abandoned: timedOut ? left : 0 };
+  }
+
+  private canRun = (integration: string): boolean => (this.runningBy.get(integration) ?? 0) < this.limits.perIntegration;
+
+  private pump(): void {
+    while (this.pumping && this.running < this.limits.concurrency) {
+      const job = this.queue.take(this.canRun);
+      if (!job) return;
+      this.running++;
+      this.runningBy.set(job.integration, (this.runningBy.get(job.integration) ?? 0) + 1);
+      const controller = new AbortController();
+      const promise = this.run(job, controller.signal).finally(() => {
+        this.running--;
+        const n = (this.runningBy.get(job.integration) ?? 1) - 1;
+        if (n <= 0) this.runningBy.delete(job.integration);
+        else this.runningBy.set(job.integration, n);
+        this.inflight.delete(job.id);
+        this.pump();
+      });
+      this.inflight.set(job.id, { controller, promise });
+    }
+  }
+
+  private async run(job: QueuedJob, signal: AbortSignal): Promise<void> {
+    const log = this.logger?.child({ executionId: job.id, integration: job.integration });
+    let record: ExecutionRecord | undefined;
+    try {
+      const stored = await this.store.markRunning(job.id, job.attempt);
+      if (!stored) {
+        log?.warn('queued execution vanished from the store (pruned?); skipping');
+        return;
+      }
+      this.emit('started', job);
+      // The version running now; a reload while the execution runs does not affect it.
+      const integration = this.registry.get(job.integration);
+      if (!integration) {
+        record = {
+          ...stored,
+          status: 'failed',
+          attempt: job.attempt,
+          error: { message: `integration ${job.integration} is not loaded (removed, renamed or never valid); the execution cannot run` },
+          startedAt: stored.startedAt ?? new Date().toISOString(),
+          finishedAt: new Date().toISOString(),
+        };
+      } else {
+        const watcher = this.watchers.get(job.id);
+        record = await runExecution({
+          integration,
+          trigger: stored.trigger,
+          services: this.services,
+          executionId: job.id,
+          attempt: job.attempt,
+          test: stored.test,
+          state: (await this.stateFor?.(job.integration)) ?? undefined,
+          env: this.env,
+          signal,
+          queuedAt: stored.queuedAt,
+          onProgress: (r) => (this.abandoned ? undefined : this.store.saveExecution(r)),
+          onLog: (entry, r) => {
+            this.emit('log', entry, r);
+            if (log && entry.level !== 'debug') log[entry.level]({ step: entry.step }, entry.message);
+          },
+          onResponse: watcher ? (response) => watcher.resolveOutcome({ kind: 'response', response, executionId: job.id }) : undefined,
+        });
+      }
+      if (this.abandoned) return;
+      await this.store.saveExecution(record);
+      log?.info({ status: record.status, attempt: record.attempt, durationMs: record.durationMs }, `execution ${record.status}`);
+      this.emit('finished', record);
+    } catch (err) {
+      if (this.abandoned) return;
+      log?.error({ err: (err as Error).message }, 'execution could not be run or saved');
+      if (!record) {
+        record = {
+          id: job.id,
+          integration: job.integration,
+          status: 'failed',
+          test: false,
+          attempt: job.attempt,
+          trigger: undefined,
+          steps: [],
+          log: [],
+          error: { message: `execution could not be run: ${(err as Error).message}` },
+        };
+      }
+    } finally {
+      const watcher = this.watchers.get(job.id);
+      if (watcher && record && !this.abandoned) {
+        watcher.resolveOutcome({ kind: 'done', record });
+        watcher.resolveDone(record);
+      }
+    }
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The integration registry: what the process currently runs, per file. A file whose new version
+ * has problems keeps its last good version running (PRODUCT §7 "a bad file never takes anything
+ * down") and reports the problems. The hot-reload watcher builds on `replace`/`remove` and the
+ * `change` event; `loadAll` is the full re-read (start, POST /api/reload, SIGHUP).
+ */
+import { EventEmitter } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { basename, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { listIntegrationFiles, loadFile, markDuplicateNames, type LoadedFile } from '../definition/load.js';
+import type { CompiledIntegration, Problem } from '../definition/types.js';
+
+export interface RegistryEntry {
+  /** The file as it is named in problems and in GET /api/integrations. */
+  file: string;
+  /** The integration's name: the running version's, else the file's `name:` if readable, else the file name. */
+  name: string;
+  /** The version that runs: the newest good one (undefined when the file never loaded). */
+  integration?: CompiledIntegration;
+  /** Problems of the file's current text (empty when the current text is the running version). */
+  problems: Problem[];
+  /** What could be read from a file that never loaded (for listings). */
+  header?: FileHeader;
+}
+
+export interface FileHeader {
+  name?: string;
+  enabled?: boolean;
+  triggerType?: string;
+}
+
+export type RegistryChange =
+  | { kind: 'added' | 'updated'; file: string; name: string; previous?: CompiledIntegration; current: CompiledIntegration }
+  | { kind: 'removed'; file: string; name: string; previous?: CompiledIntegration }
+  | { kind: 'error'; file: string; name: string; problems: Problem[]; running?: CompiledIntegration };
+
+export interface RegistryEvents {
+  change: [RegistryChange];
+  /** After loadAll (start, reload). */
+  reloaded: [RegistryEntry[]];
+}
+
+export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
+  private readonly byFile = new Map<string, RegistryEntry>();
+  private readonly byName = new Map<string, RegistryEntry>();
+
+  constructor(readonly dir: string) {
+    super();
+  }
+
+  /** The running version of an integration. The hot path: one map lookup. */
+  get(name: string): CompiledIntegration | undefined {
+    return this.byName.get(name)?.integration;
+  }
+
+  entry(name: string): RegistryEntry | undefined {
+    return this.byName.get(name) ?? [...this.byFile.values()].find((e) => e.name === name);
+  }
+
+  entries(): RegistryEntry[] {
+    return [...this.byFile.values()].sort((a, b) => a.name.localeCompare(b.name) || a.file.localeCompare(b.file));
+  }
+
+  integrations(): CompiledIntegration[] {
+    return [...this.byName.values()].map((e) => e.integration!).filter(Boolean);
+  }
+
+  /** Re-reads the whole folder: new and changed files replaced, vanished files removed. */
+  loadAll(): RegistryEntry[] {
+    const { files } = listIntegrationFiles([this.dir]);
+    const loaded = files.map((f) => loadFile(f, this.display(f)));
+    markDuplicateNames(loaded);
+    const seen = new Set(loaded.map((l) => l.file));
+    for (const file of [...this.byFile.keys()]) if (!seen.has(file)) this.remove(file);
+    // markDuplicateNames already settled names within this set; rebuild the name index from it
+    // so swapped or moved names do not clash with the previous generation.
+    this.byName.clear();
+    for (const l of loaded) this.replace(l.file, l);
+    const entries = this.entries();
+    this.emit('reloaded', entries);
+    return entries;
+  }
+
+  /** Loads one file from disk (the watcher's entry point) and applies it. */
+  reloadFile(path: string): RegistryEntry {
+    const display = this.display(path);
+    return this.replace(display, loadFile(resolve(path), display));
+  }
+
+  /**
+   * Applies a freshly loaded version of `file`. With problems the previous good version keeps
+   * running; a name already used by another file is a problem of this one.
+   */
+  replace(file: string, loaded: LoadedFile): RegistryEntry {
+    const prev = this.byFile.get(file);
+    const problems = [...loaded.problems];
+    let next = loaded.integration;
+    if (next) {
+      const owner = this.byName.get(next.name);
+      if (owner && owner.file !== file) {
+        problems.push({
+          file,
+          line: loaded.namePosition?.line ?? 1,
+          column: loaded.namePosition?.column ?? 1,
+          message: `integration name "${next.name}" is already used by ${owner.file}; names must be unique — rename one of them`,
+          path: '/name',
+        });
+        next = undefined;
+      }
+    }
+    if (!next) {
+      const running = prev?.integration;
+      const header = running ? undefined : readHeader(this.absolute(file));
+      const entry: RegistryEntry = { file, name: running?.name ?? header?.name ?? basename(file).replace(/\.ya?ml$/i, ''), integration: running, problems };
+      if (header) entry.header = header;
+      this.byFile.set(file, entry);
+      if (running) this.byName.set(running.name, entry);
+      this.emit('change', { kind: 'error', file, name: entry.name, problems, running });
+      return entry;
+    }
+    // A rename frees the old name.
+    if (prev?.integration && prev.integration.name !== next.name && this.byName.get(prev.integration.name) === prev) this.byName.delete(prev.integration.name);
+    const entry: RegistryEntry = { file, name: next.name, integration: next, problems: [] };
+    this.byFile.set(file, entry);
+    this.byName.set(next.name, entry);
+    if (!prev?.integration || prev.integration.hash !== next.hash || prev.integration.name !== next.name) {
+      this.emit('change', { kind: prev?.integration ? 'updated' : 'added', file, name: next.name, previous: prev?.integration, current: next });
+    }
+    return entry;
+  }
+
+  remove(file: string): void {
+    const prev = this.byFile.get(file);
+    if (!prev) return;
+    this.byFile.delete(file);
+    if (prev.integration && this.byName.get(prev.integration.name) === prev) this.byName.delete(prev.integration.name);
+    this.emit('change', { kind: 'removed', file, name: prev.name, previous: prev.integration });
+  }
+
+  /** Files are named relative to the working directory when below it (as `validate` prints them). */
+  private display(path: string): string {
+    const abs = resolve(path);
+    const rel = abs.startsWith(process.cwd() + '/') ? abs.slice(process.cwd().length + 1) : abs;
+    return rel;
+  }
+
+  private absolute(file: string): string {
+    return resolve(file);
+  }
+}
+
+/** `name`, `enabled` and `trigger.type` of a file that does not compile, when readable at all. */
+function readHeader(path: string): FileHeader | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  try {
+    const doc = parseYaml(text) as Record<string, unknown> | null;
+    if (doc && typeof doc === 'object') {
+      const trigger = doc.trigger as Record<string, unknown> | undefined;
+      return {
+        name: typeof doc.name === 'string' ? doc.name : undefined,
+        enabled: typeof doc.enabled === 'boolean' ? doc.enabled : undefined,
+        triggerType: trigger && typeof trigger.type === 'string' ? trigger.type : undefined,
+      };
+    }
+  } catch {
+    // Not even YAML: fall back to a line match for the name.
+  }
+  const m = /^name:\s*["']?([A-Za-z0-9][A-Za-z0-9_.-]*)["']?\s*(?:#.*)?$/m.exec(text);
+  return m ? { name: m[1] } : undefined;
+}

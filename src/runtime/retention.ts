@@ -1,0 +1,27 @@
+/** Deletes finished executions older than the retention period, at start and then hourly. */
+import type { Logger } from 'pino';
+import type { Store } from '../store/types.js';
+
+export const DEFAULT_RETENTION_DAYS = 14;
+const HOUR = 60 * 60 * 1000;
+
+export function startRetention(store: Store, opts: { days?: number; intervalMs?: number; logger?: Logger } = {}): { stop(): void; runOnce(): Promise<number> } {
+  const days = opts.days ?? DEFAULT_RETENTION_DAYS;
+  const runOnce = async () => {
+    if (days <= 0) return 0; // 0 = keep forever
+    try {
+      const n = await store.pruneExecutions(new Date(Date.now() - days * 24 * HOUR));
+      if (n > 0) opts.logger?.info({ deleted: n, days }, 'pruned old executions');
+      return n;
+    } catch (err) {
+      opts.logger?.warn({ err: (err as Error).message }, 'pruning old executions failed; will retry');
+      return 0;
+    }
+  };
+  const first = setTimeout(() => void runOnce(), 1000);
+  const timer = setInterval(() => void runOnce(), opts.intervalMs ?? HOUR);
+  // Never keep the process alive just for housekeeping.
+  first.unref();
+  timer.unref();
+  return { stop: () => (clearTimeout(first), clearInterval(timer)), runOnce };
+}

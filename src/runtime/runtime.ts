@@ -1,0 +1,133 @@
+/**
+ * The process runtime behind `hcm-runner serve`: the integration registry, webhook tokens,
+ * listening state, the dispatcher (queue + workers) and retention. The HTTP server is a thin layer
+ * over it; the hot-reload watcher and the schedule/poll loops plug into the same object.
+ */
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import type { RuntimeServices } from '../connectors/types.js';
+import type { CompiledIntegration } from '../definition/types.js';
+import type { Store } from '../store/types.js';
+import { Dispatcher, type DispatcherLimits } from './dispatcher.js';
+import type { ExecutionQueue } from './queue.js';
+import { IntegrationRegistry, type RegistryEntry } from './registry.js';
+import { startRetention } from './retention.js';
+import { WebhookTokens } from './webhook-tokens.js';
+
+export interface RuntimeOptions {
+  /** The integrations folder. */
+  dir: string;
+  store: Store;
+  /** Base of webhook URLs and the OAuth redirect URL, without a trailing slash. */
+  publicUrl: string;
+  limits?: Partial<DispatcherLimits>;
+  /** Days finished executions are kept (default 14; 0 keeps them forever). */
+  retentionDays?: number;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  queue?: ExecutionQueue;
+  /** How often the listening set is re-read from the store (other replicas may change it). */
+  listeningRefreshMs?: number;
+}
+
+export function isWebhookLike(i: CompiledIntegration | undefined): boolean {
+  return i?.trigger.type === 'webhook' || i?.trigger.type === 'appEvent';
+}
+
+export interface RuntimeEvents {
+  /** Listening mode switched (appEvent triggers subscribe/unsubscribe on it). */
+  listening: [name: string, on: boolean];
+}
+
+export class Runtime extends EventEmitter<RuntimeEvents> {
+  readonly registry: IntegrationRegistry;
+  readonly dispatcher: Dispatcher;
+  readonly tokens: WebhookTokens;
+  readonly store: Store;
+  readonly services: RuntimeServices;
+  readonly publicUrl: string;
+  readonly logger?: Logger;
+  readonly env: NodeJS.ProcessEnv;
+  /**
+   * Extra fields for GET /api/integrations/{name}: the schedule/poll loops register a provider
+   * returning e.g. `{nextRunAt}` for the integrations they drive.
+   */
+  readonly detailProviders: Array<(name: string) => Record<string, unknown> | undefined> = [];
+  private listening = new Set<string>();
+  private timers: Array<{ stop(): void }> = [];
+  private readonly opts: RuntimeOptions;
+
+  constructor(opts: RuntimeOptions) {
+    super();
+    this.opts = opts;
+    this.store = opts.store;
+    this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
+    this.logger = opts.logger;
+    this.env = opts.env ?? process.env;
+    this.registry = new IntegrationRegistry(opts.dir);
+    this.tokens = new WebhookTokens(opts.store);
+    this.services = { tokens: opts.store.tokens, publicUrl: this.publicUrl };
+    this.dispatcher = new Dispatcher({
+      store: opts.store,
+      registry: this.registry,
+      services: this.services,
+      limits: opts.limits,
+      queue: opts.queue,
+      env: this.env,
+      logger: opts.logger,
+    });
+    // New or renamed webhook integrations get their token before the first request needs it.
+    this.registry.on('change', (c) => {
+      if ((c.kind === 'added' || c.kind === 'updated') && isWebhookLike(c.current)) void this.tokens.tokenFor(c.name).catch(() => undefined);
+      if (c.kind === 'error') this.logger?.error({ integration: c.name, file: c.file, problems: c.problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`) }, c.running ? 'file has problems; its last good version keeps running' : 'file has problems; integration not loaded');
+    });
+  }
+
+  /** Loads the folder, warms caches, resumes unfinished executions, starts housekeeping. */
+  async start(): Promise<RegistryEntry[]> {
+    const entries = await this.reload();
+    await this.refreshListening();
+    const refresh = setInterval(() => void this.refreshListening().catch(() => undefined), this.opts.listeningRefreshMs ?? 5000);
+    refresh.unref();
+    this.timers.push({ stop: () => clearInterval(refresh) });
+    this.timers.push(startRetention(this.store, { days: this.opts.retentionDays, logger: this.logger }));
+    await this.dispatcher.recover();
+    return entries;
+  }
+
+  /** Re-reads the folder now (POST /api/reload, SIGHUP). */
+  async reload(): Promise<RegistryEntry[]> {
+    const entries = this.registry.loadAll();
+    await Promise.all(entries.filter((e) => isWebhookLike(e.integration)).map((e) => this.tokens.tokenFor(e.name)));
+    return entries;
+  }
+
+  webhookUrls(name: string): { live: string; test: string } | undefined {
+    const token = this.tokens.cachedToken(name);
+    if (!token) return undefined;
+    return { live: `${this.publicUrl}/webhooks/${token}`, test: `${this.publicUrl}/webhooks/test/${token}` };
+  }
+
+  isListening(name: string): boolean {
+    return this.listening.has(name);
+  }
+
+  async setListening(name: string, on: boolean): Promise<void> {
+    await this.store.setListening(name, on);
+    const was = this.listening.has(name);
+    if (on) this.listening.add(name);
+    else this.listening.delete(name);
+    if (was !== on) this.emit('listening', name, on);
+  }
+
+  private async refreshListening(): Promise<void> {
+    this.listening = new Set(await this.store.listeningIntegrations());
+  }
+
+  /** Stops taking work and waits up to `graceMs` for running executions (see Dispatcher.stop). */
+  async stop(graceMs: number): Promise<{ finished: number; abandoned: number }> {
+    for (const t of this.timers) t.stop();
+    this.timers = [];
+    return this.dispatcher.stop(graceMs);
+  }
+}

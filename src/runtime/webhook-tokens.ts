@@ -1,0 +1,54 @@
+/**
+ * Webhook tokens cached in memory both ways (token → integration for the intake hot path,
+ * integration → token for URLs). The store is the source of truth (stable across restarts and
+ * replicas); a miss asks it once, so a token rotated by another replica still resolves.
+ */
+import type { Store } from '../store/types.js';
+
+export class WebhookTokens {
+  private readonly toName = new Map<string, string>();
+  private readonly toToken = new Map<string, string>();
+
+  constructor(private readonly store: Store) {}
+
+  /** The integration's token, created on first use. */
+  async tokenFor(integration: string): Promise<string> {
+    const cached = this.toToken.get(integration);
+    if (cached) return cached;
+    const token = await this.store.webhookToken(integration);
+    this.remember(integration, token);
+    return token;
+  }
+
+  cachedToken(integration: string): string | undefined {
+    return this.toToken.get(integration);
+  }
+
+  /** Synchronous hit for the hot path; undefined means "ask `resolve`". */
+  cachedIntegration(token: string): string | undefined {
+    return this.toName.get(token);
+  }
+
+  async resolve(token: string): Promise<string | undefined> {
+    const hit = this.toName.get(token);
+    if (hit) return hit;
+    // Tokens are long random strings; anything else cannot be one, so spare the store.
+    if (!/^[A-Za-z0-9_-]{16,128}$/.test(token)) return undefined;
+    const name = await this.store.integrationForToken(token);
+    if (name) this.remember(name, token);
+    return name;
+  }
+
+  async rotate(integration: string): Promise<string> {
+    const token = await this.store.rotateWebhookToken(integration);
+    this.remember(integration, token);
+    return token;
+  }
+
+  private remember(integration: string, token: string): void {
+    const old = this.toToken.get(integration);
+    if (old && old !== token) this.toName.delete(old);
+    this.toToken.set(integration, token);
+    this.toName.set(token, integration);
+  }
+}

@@ -1,0 +1,45 @@
+/** The runner's Hono app: webhooks, health, metrics, OAuth callback and the admin API. */
+import { Hono } from 'hono';
+import { routePath } from 'hono/route';
+import type { Runtime } from '../runtime/runtime.js';
+import { ApiError, adminApi } from './admin.js';
+import type { Metrics } from './metrics.js';
+import { oauthCallback } from './oauth.js';
+import type { AppEnv } from './types.js';
+import { webhookHandler } from './webhooks.js';
+
+export function createApp(runtime: Runtime, opts: { adminToken: string; metrics: Metrics }): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { metrics } = opts;
+
+  app.use('*', async (c, next) => {
+    await next();
+    const route = c.get('routeLabel') ?? matched(c);
+    metrics.requests.inc({ route, method: c.req.method, status: String(c.res.status) });
+  });
+
+  const webhook = webhookHandler(runtime);
+  app.all('/webhooks/*', webhook);
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'content-type': metrics.registry.contentType }));
+  app.get('/oauth/callback', oauthCallback(runtime));
+  app.route('/api', adminApi(runtime, opts.adminToken));
+
+  app.notFound((c) => c.json({ error: `not found: ${c.req.method} ${c.req.path}` }, 404));
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return c.json({ error: err.message }, err.status, err.headers);
+    runtime.logger?.error({ err: err.message, route: matched(c) }, 'request failed');
+    return c.json({ error: `internal error: ${err.message}` }, 500);
+  });
+  return app;
+}
+
+function matched(c: Parameters<typeof routePath>[0]): string {
+  try {
+    const r = routePath(c, -1);
+    return r === '*' || r === '/*' || !r ? 'unmatched' : r;
+  } catch {
+    return 'unmatched';
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * `startServer`: opens the store, loads the integrations, resumes unfinished executions and serves
+ * the HTTP surface of PRODUCT §6 on @hono/node-server. Used by `hcm-runner serve` and by tests
+ * (in-process, port 0).
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
+import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
+import type { DispatcherLimits } from '../runtime/dispatcher.js';
+import type { ExecutionQueue } from '../runtime/queue.js';
+import type { RegistryEntry } from '../runtime/registry.js';
+import { Runtime } from '../runtime/runtime.js';
+import { createApp } from './app.js';
+import { createLogger } from './logger.js';
+import { createMetrics } from './metrics.js';
+import type { AppEnv } from './types.js';
+
+export interface ServerOptions {
+  /** Integrations folder (default ./integrations). */
+  dir?: string;
+  /** 0 = a free port. Default 8080. */
+  port?: number;
+  host?: string;
+  /** SQLite data directory (default ./data) — ignored when `databaseUrl` or `store` is given. */
+  dataDir?: string;
+  databaseUrl?: string;
+  /** An already opened store (the server closes it on close()). */
+  store?: Store;
+  /** Token encryption secret (default HCM_RUNNER_SECRET). */
+  secret?: string;
+  /** Default HCM_RUNNER_PUBLIC_URL, else http://{host}:{port}. */
+  publicUrl?: string;
+  /** Default HCM_RUNNER_ADMIN_TOKEN; when neither, a random one is generated and printed to stderr. */
+  adminToken?: string;
+  limits?: Partial<DispatcherLimits>;
+  retentionDays?: number;
+  /** How long shutdown waits for running executions (default 10 s). */
+  shutdownGraceMs?: number;
+  logger?: Logger;
+  /** When no logger is given (default HCM_RUNNER_LOG_LEVEL or info). */
+  logLevel?: string;
+  env?: NodeJS.ProcessEnv;
+  queue?: ExecutionQueue;
+}
+
+export interface RunningServer {
+  /** Where the server listens, e.g. http://127.0.0.1:41234. */
+  url: string;
+  port: number;
+  /** Base of webhook and OAuth callback URLs. */
+  publicUrl: string;
+  adminToken: string;
+  /** True when the admin token was generated (not configured). */
+  adminTokenGenerated: boolean;
+  runtime: Runtime;
+  app: Hono<AppEnv>;
+  /** The integrations' statuses after the initial load. */
+  integrations: RegistryEntry[];
+  /** Stops accepting, lets running executions finish (grace), closes the store. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+
+export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
+  const env = opts.env ?? process.env;
+  const logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');
+  const host = opts.host ?? '127.0.0.1';
+  const store = opts.store ?? (await openStore({ dataDir: resolve(opts.dataDir ?? 'data'), databaseUrl: opts.databaseUrl, secret: opts.secret }));
+
+  // Listen first (the public URL may depend on the port), answering 503 until the runtime is ready.
+  let handler: (req: Request, env: HttpBindings) => Response | Promise<Response> = () =>
+    new Response(JSON.stringify({ error: 'starting' }), { status: 503, headers: { 'content-type': 'application/json', 'retry-after': '1' } });
+  let server: ServerType;
+  try {
+    server = await new Promise<ServerType>((resolveListen, reject) => {
+      const s = serve({ fetch: (req, e) => handler(req, e as HttpBindings), port: opts.port ?? 8080, hostname: host }, () => resolveListen(s));
+      s.once('error', reject);
+    });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const url = `http://${shownHost}:${port}`;
+  const publicUrl = (opts.publicUrl ?? env.HCM_RUNNER_PUBLIC_URL ?? url).replace(/\/+$/, '');
+
+  let adminToken = opts.adminToken ?? env.HCM_RUNNER_ADMIN_TOKEN;
+  const adminTokenGenerated = !adminToken;
+  if (!adminToken) adminToken = randomBytes(24).toString('base64url');
+
+  const runtime = new Runtime({
+    dir: resolve(opts.dir ?? 'integrations'),
+    store,
+    publicUrl,
+    limits: opts.limits,
+    retentionDays: opts.retentionDays,
+    env,
+    logger,
+    queue: opts.queue,
+  });
+  const metrics = createMetrics(runtime);
+  const app = createApp(runtime, { adminToken, metrics });
+  let integrations: RegistryEntry[];
+  try {
+    integrations = await runtime.start();
+  } catch (err) {
+    await closeHttp(server);
+    await store.close();
+    throw err;
+  }
+  handler = (req, e) => app.fetch(req, e);
+  logger.info({ url, publicUrl, integrations: integrations.length }, 'hcm-runner listening');
+
+  let closing: Promise<void> | undefined;
+  const close = (graceMs = opts.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS) =>
+    (closing ??= (async () => {
+      // Stop accepting new connections; requests in progress (e.g. sync webhooks) may finish.
+      const httpClosed = closeHttp(server, graceMs);
+      const result = await runtime.stop(graceMs);
+      await httpClosed;
+      await store.close();
+      logger.info(result, 'hcm-runner stopped');
+    })());
+
+  return { url, port, publicUrl, adminToken, adminTokenGenerated, runtime, app, integrations, close };
+}
+
+function closeHttp(server: ServerType, graceMs = 0): Promise<void> {
+  return new Promise<void>((done) => {
+    const s = server as import('node:http').Server;
+    s.close(() => done());
+    s.closeIdleConnections?.();
+    // Keep-alive connections with no request in flight would hold close() open.
+    const t = setTimeout(() => s.closeAllConnections?.(), graceMs);
+    t.unref();
+  });
+}

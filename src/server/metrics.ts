@@ -1,0 +1,65 @@
+/**
+ * Prometheus metrics. One registry per server (not prom-client's global) so several servers can
+ * live in one process (tests, benchmarks). Labels are bounded: route patterns, never raw paths.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { ExecutionRecord } from '../engine/record.js';
+import type { Runtime } from '../runtime/runtime.js';
+
+export interface Metrics {
+  registry: Registry;
+  requests: Counter<'route' | 'method' | 'status'>;
+  render(): Promise<string>;
+}
+
+export function createMetrics(runtime: Runtime): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'hcm_runner_' });
+  const requests = new Counter({
+    name: 'hcm_runner_http_requests_total',
+    help: 'HTTP requests by route pattern, method and status code',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const executions = new Counter({
+    name: 'hcm_runner_executions_total',
+    help: 'Finished executions by integration and status',
+    labelNames: ['integration', 'status'] as const,
+    registers: [registry],
+  });
+  const started = new Counter({
+    name: 'hcm_runner_executions_started_total',
+    help: 'Executions started (including resumed attempts) by integration',
+    labelNames: ['integration'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'hcm_runner_queue_depth',
+    help: 'Executions queued in this process and not yet running',
+    registers: [registry],
+    collect() {
+      this.set(runtime.dispatcher.depth);
+    },
+  });
+  new Gauge({
+    name: 'hcm_runner_executions_running',
+    help: 'Executions running in this process',
+    registers: [registry],
+    collect() {
+      this.set(runtime.dispatcher.runningCount);
+    },
+  });
+  const steps = new Histogram({
+    name: 'hcm_runner_step_duration_seconds',
+    help: 'Step durations by action and status',
+    labelNames: ['action', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  });
+  runtime.dispatcher.on('started', (job) => started.inc({ integration: job.integration }));
+  runtime.dispatcher.on('finished', (record: ExecutionRecord) => {
+    executions.inc({ integration: record.integration, status: record.status });
+    for (const s of record.steps) if (s.durationMs !== undefined) steps.observe({ action: s.action, status: s.status }, s.durationMs / 1000);
+  });
+  return { registry, requests, render: () => registry.metrics() };
+}

@@ -1,0 +1,37 @@
+/** The JSON shapes of GET /api/integrations (PRODUCT §6, contract). */
+import type { Runtime } from '../runtime/runtime.js';
+import { isWebhookLike } from '../runtime/runtime.js';
+import type { RegistryEntry } from '../runtime/registry.js';
+import { missingEnvProblems } from '../runtime/missing-env.js';
+
+export interface IntegrationView {
+  name: string;
+  file: string;
+  enabled: boolean;
+  status: 'ok' | 'error';
+  errors?: Array<{ file: string; line: number; column: number; message: string; path: string }>;
+  trigger: { type: string };
+  webhookUrls?: { live: string; test: string };
+  [extra: string]: unknown;
+}
+
+export function integrationView(runtime: Runtime, e: RegistryEntry): IntegrationView {
+  const i = e.integration;
+  const problems = i && e.problems.length === 0 ? missingEnvProblems(i, runtime.env) : e.problems;
+  const view: IntegrationView = {
+    name: e.name,
+    file: e.file,
+    enabled: i?.enabled ?? e.header?.enabled ?? true,
+    status: problems.length > 0 ? 'error' : 'ok',
+    trigger: { type: i?.trigger.type ?? e.header?.triggerType ?? 'unknown' },
+  };
+  if (problems.length > 0) view.errors = problems.map((p) => ({ file: p.file, line: p.line, column: p.column, message: p.message, path: p.path }));
+  if (i && isWebhookLike(i)) {
+    const urls = runtime.webhookUrls(i.name);
+    if (urls) view.webhookUrls = urls;
+  }
+  return view;
+}
+
+/** Hook for details that only some triggers have (schedules and polls add `nextRunAt`). */
+export type IntegrationDetail = (name: string, entry: RegistryEntry) => Record<string, unknown> | undefined;

@@ -1,0 +1,8 @@
+/** The webhook trigger's logic, free of any HTTP server: mapping, HMAC, custom responses. */
+export { type WebhookRequest, WebhookRejection } from './request.js';
+export { buildWebhookTrigger, redactHeaders, REDACTED, type WebhookTriggerData, type WebhookUrls } from './trigger-data.js';
+export { mapBody, queryToObject, type BodyParts } from './body.js';
+export { parseMultipart, MultipartError, type MultipartPart } from './multipart.js';
+export { verifyHmac, signHmac, type HmacCheck } from './hmac.js';
+export { evaluateAsyncResponse, hasCustomResponse, renderResponse, type RenderedResponse } from './response.js';
+export { parseContentType, isJsonType, isTextType } from './content-type.js';

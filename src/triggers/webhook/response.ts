@@ -1,0 +1,129 @@
+/**
+ * Webhook responses: the async custom response (static fields, per-field expressions, or one
+ * computed expression) and rendering any response spec (custom, core.respond, core.stop) to
+ * status + headers + bytes.
+ */
+import { isBinaryValue } from '../../common/binary.js';
+import type { HttpResponseSpec } from '../../connectors/types.js';
+import type { CompiledIntegration, ValueTemplate, WebhookResponse } from '../../definition/types.js';
+import { evaluateTemplate, type Scope } from '../../engine/evaluate.js';
+
+export interface RenderedResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string | Buffer;
+}
+
+/** True when the trigger answers something else than the default `{executionId}`. */
+export function hasCustomResponse(r: WebhookResponse): boolean {
+  return r.mode === 'async' && ('computed' in r || r.custom !== undefined);
+}
+
+/**
+ * Evaluates the custom async response for one request. Returns undefined for the default.
+ * Expressions see `$trigger` (and `$config`, `$execution`), like steps do.
+ */
+export async function evaluateAsyncResponse(
+  integration: CompiledIntegration,
+  trigger: unknown,
+  execution: { id: string; test: boolean; receivedAt: string },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<HttpResponseSpec | undefined> {
+  const response = integration.trigger.type === 'webhook' || integration.trigger.type === 'appEvent' ? integration.trigger.response : undefined;
+  if (!response || response.mode !== 'async') return undefined;
+  if (!('computed' in response) && !response.custom) return undefined;
+  const scope: Scope = {
+    trigger,
+    steps: {},
+    errors: {},
+    config: {},
+    execution: { id: execution.id, integration: integration.name, startedAt: execution.receivedAt, attempt: 1, test: execution.test },
+    state: {},
+    env,
+  };
+  const templates = 'computed' in response ? [response.computed] : Object.values(response.custom!);
+  if (templates.some((t) => t && needsConfig(t))) scope.config = ((await evaluateTemplate(integration.config, scope)) ?? {}) as Record<string, unknown>;
+
+  if ('computed' in response) return toSpec(await evaluateTemplate(response.computed, scope), 'the computed response');
+  const c = response.custom!;
+  const spec: HttpResponseSpec = { statusCode: 200 };
+  if (c.statusCode) spec.statusCode = toStatus(await evaluateTemplate(c.statusCode, scope), 'response.statusCode');
+  if (c.contentType) {
+    const ct = await evaluateTemplate(c.contentType, scope);
+    if (ct !== undefined && ct !== null) spec.contentType = String(ct);
+  }
+  if (c.headers) spec.headers = toHeaders(await evaluateTemplate(c.headers, scope));
+  if (c.body) spec.body = await evaluateTemplate(c.body, scope);
+  return spec;
+}
+
+function needsConfig(t: ValueTemplate): boolean {
+  switch (t.kind) {
+    case 'expr':
+      return t.source.includes('$config');
+    case 'object':
+      return t.entries.some(([, v]) => needsConfig(v));
+    case 'array':
+      return t.items.some(needsConfig);
+    default:
+      return false;
+  }
+}
+
+/**
+ * The computed form returns `{statusCode, contentType?, headers?, body?}`; the seed's "code block
+ * trigger" returns the payload together with a response object, so `{response: {...}}` works too.
+ */
+function toSpec(value: unknown, what: string): HttpResponseSpec {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) {
+    throw new Error(`${what} must be an object {statusCode, contentType?, headers?, body?}, got ${JSON.stringify(value) ?? 'undefined'}`);
+  }
+  let v = value as Record<string, unknown>;
+  if (v.statusCode === undefined && v.response && typeof v.response === 'object') v = v.response as Record<string, unknown>;
+  const spec: HttpResponseSpec = { statusCode: v.statusCode === undefined ? 200 : toStatus(v.statusCode, `${what}.statusCode`) };
+  if (v.contentType !== undefined && v.contentType !== null) spec.contentType = String(v.contentType);
+  if (v.headers !== undefined) spec.headers = toHeaders(v.headers);
+  if (v.body !== undefined) spec.body = v.body;
+  return spec;
+}
+
+function toStatus(v: unknown, what: string): number {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 200 || n > 599) throw new Error(`${what} must be an HTTP status code 200–599, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+function toHeaders(v: unknown): Record<string, string> | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) throw new Error(`response headers must be an object of name: value, got ${JSON.stringify(v)}`);
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(v)) if (val !== undefined && val !== null) out[k.toLowerCase()] = String(val);
+  return out;
+}
+
+/**
+ * Spec → wire. Strings go out as text (text/plain unless a content type is given), binary values
+ * as their bytes, everything else as JSON.
+ */
+export function renderResponse(spec: HttpResponseSpec, extraHeaders: Record<string, string> = {}): RenderedResponse {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(spec.headers ?? {})) headers[k.toLowerCase()] = String(v);
+  Object.assign(headers, extraHeaders);
+  let body: string | Buffer = '';
+  let contentType = spec.contentType ?? headers['content-type'];
+  const b = spec.body;
+  if (b === undefined || b === null) {
+    body = '';
+  } else if (isBinaryValue(b)) {
+    body = Buffer.from(b.base64, 'base64');
+    contentType ??= b.contentType;
+  } else if (typeof b === 'string') {
+    body = b;
+    contentType ??= 'text/plain; charset=utf-8';
+  } else {
+    body = JSON.stringify(b);
+    contentType ??= 'application/json';
+  }
+  if (contentType) headers['content-type'] = contentType;
+  return { status: spec.statusCode, headers, body };
+}

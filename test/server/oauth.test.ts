@@ -1,0 +1,54 @@
+/** GET /oauth/callback completes the authorization code flow against the HCM sandbox. */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { fixtures, startTestServer, type TestServer } from './helpers.js';
+
+let sb: Sandbox;
+let s: TestServer;
+beforeAll(async () => {
+  sb = await startSandbox({ port: 0, quiet: true });
+  s = await startTestServer({
+    dir: join(fixtures, 'oauth'),
+    env: { HCM_AUTHORIZE_URL: sb.authorizeUrl, HCM_TOKEN_URL: sb.tokenUrl, HCM_API_URL: sb.apiUrl, HCM_CLIENT_ID: 'sandbox-client', HCM_CLIENT_SECRET: 'sandbox-secret' },
+  });
+});
+afterAll(async () => {
+  await s?.stop();
+  await sb?.close();
+});
+
+describe('OAuth callback', () => {
+  it('bad callbacks are 400 JSON', async () => {
+    for (const q of ['', '?code=x', '?code=x&state=unknown', '?error=access_denied&state=s']) {
+      const res = await fetch(`${s.url}/oauth/callback${q}`);
+      expect(res.status).toBe(400);
+      expect(typeof ((await res.json()) as { error: string }).error).toBe('string');
+    }
+  });
+
+  it('authorize → sandbox login → callback stores tokens; the HCM step then works', async () => {
+    // Before authorization the connection has no tokens: the sync run fails.
+    const before = await fetch(s.urls('workers').live, { method: 'POST' });
+    expect(before.status).toBe(500);
+
+    const start = await s.api('POST', '/integrations/workers/connections/hcm/authorize');
+    expect(start.status).toBe(200);
+    expect(start.body.redirectUri).toBe(`${s.publicUrl}/oauth/callback`);
+    const login = await fetch(start.body.url, { redirect: 'manual' });
+    expect(login.status).toBe(302);
+    const callback = login.headers.get('location')!;
+    expect(callback.startsWith(`${s.publicUrl}/oauth/callback?`)).toBe(true);
+    const done = await fetch(callback, { headers: { accept: 'application/json' } });
+    expect(done.status).toBe(200);
+    expect(await done.json()).toEqual({ status: 'connected', integration: 'workers', connection: 'hcm' });
+    // The code is single-use.
+    expect((await fetch(callback)).status).toBe(400);
+
+    const after = await fetch(s.urls('workers').live, { method: 'POST' });
+    expect(after.status).toBe(200);
+    const body = (await after.json()) as { data: unknown[] };
+    expect(Array.isArray(body.data)).toBe(true);
+    expect(body.data.length).toBeLessThanOrEqual(2);
+  });
+});

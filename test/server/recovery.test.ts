@@ -1,0 +1,112 @@
+/**
+ * PRODUCT §7 "nothing accepted is lost": a real `hcm-runner serve` child process is SIGKILLed
+ * while acknowledged executions are queued or running; after a restart on the same data
+ * directory every acknowledged execution succeeds, the interrupted ones as a later attempt.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ADMIN, fixtures, poll, root, slowUpstream, tempDir, type SlowUpstream } from './helpers.js';
+
+const children: ChildProcess[] = [];
+const cleanups: Array<() => unknown> = [];
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const f of cleanups) await f();
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+    srv.once('error', reject);
+  });
+}
+
+function serve(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
+  let out = '';
+  const child = spawn(process.execPath, [join(root, 'bin', 'hcm-runner.js'), 'serve', ...args], {
+    cwd: root,
+    env: { ...process.env, HCM_RUNNER_ADMIN_TOKEN: ADMIN, HCM_RUNNER_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  children.push(child);
+  return { child, output: () => out };
+}
+
+async function api(base: string, method: string, path: string): Promise<any> {
+  const res = await fetch(`${base}/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status}`);
+  return res.json();
+}
+
+async function healthy(base: string, output: () => string): Promise<void> {
+  await poll(async () => {
+    const res = await fetch(`${base}/healthz`).catch(() => undefined);
+    return res?.status === 200 ? true : undefined;
+  }, 30_000, 100).catch((err) => {
+    throw new Error(`${(err as Error).message}\n--- server output ---\n${output()}`);
+  });
+}
+
+describe('recovery after a crash', () => {
+  it('every acknowledged execution reaches succeeded after SIGKILL and restart', { timeout: 90_000 }, async () => {
+    const upstream: SlowUpstream = await slowUpstream(2500);
+    cleanups.push(() => upstream.close());
+    const dir = tempDir('hcm-recovery-dir-');
+    const data = tempDir('hcm-recovery-data-');
+    cleanups.push(dir.remove, data.remove);
+    cpSync(join(fixtures, 'slow', 'slow.yaml'), join(dir.path, 'slow.yaml'));
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const args = ['--dir', dir.path, '--port', String(port), '--data', data.path];
+    const env = { SLOW_URL: upstream.url, HCM_RUNNER_PUBLIC_URL: base };
+
+    const first = serve(args, env);
+    await healthy(base, first.output);
+    const [view] = await api(base, 'GET', '/integrations');
+    expect(view.name).toBe('slow');
+
+    const N = 6;
+    const ids: string[] = [];
+    for (let i = 0; i < N; i++) {
+      const res = await fetch(view.webhookUrls.live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ i }) });
+      expect(res.status).toBe(200);
+      ids.push(((await res.json()) as { executionId: string }).executionId);
+    }
+    // Wait until some are running (the per-integration limit of 4 keeps the rest queued), then crash.
+    const running: Array<{ id: string }> = await poll(async () => {
+      const rows = await api(base, 'GET', '/executions?integration=slow&status=running');
+      return rows.length > 0 ? rows : undefined;
+    });
+    const before = (await api(base, 'GET', '/executions?integration=slow&limit=100')) as Array<{ id: string; status: string }>;
+    expect(before.every((r) => r.status !== 'succeeded')).toBe(true);
+    first.child.kill('SIGKILL');
+    await new Promise((r) => first.child.once('exit', r));
+
+    const second = serve(args, env);
+    await healthy(base, second.output);
+    const records = await poll(async () => {
+      const all = await Promise.all(ids.map((id) => api(base, 'GET', `/executions/${id}`)));
+      return all.every((r) => r.status === 'succeeded') ? all : undefined;
+    }, 60_000, 200);
+    expect(records.map((r) => r.id)).toEqual(ids);
+    const runningIds = new Set(running.map((r) => r.id));
+    for (const r of records) {
+      expect(r.status).toBe('succeeded');
+      if (runningIds.has(r.id)) expect(r.attempt).toBeGreaterThanOrEqual(2);
+    }
+
+    // Graceful shutdown: SIGTERM → exit code 0.
+    second.child.kill('SIGTERM');
+    const code = await new Promise((r) => second.child.once('exit', (c) => r(c)));
+    expect(code).toBe(0);
+  });
+});
