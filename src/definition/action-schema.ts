@@ -70,6 +70,7 @@ export function describeInput(decl: InputDecl): string {
   else if (decl.type === 'date') parts.push('an ISO-8601 date');
   else if (decl.type === 'any') parts.push('any value');
   else parts.push(`${/^[aeiou]/.test(decl.type) ? 'an' : 'a'} ${decl.type}`);
+  if (typeof decl.schema?.pattern === 'string') parts.push(`matching ${decl.schema.pattern}`);
   if (decl.minimum !== undefined && decl.maximum !== undefined) parts.push(`from ${decl.minimum} to ${decl.maximum}`);
   else if (decl.minimum !== undefined) parts.push(`≥ ${decl.minimum}`);
   else if (decl.maximum !== undefined) parts.push(`≤ ${decl.maximum}`);

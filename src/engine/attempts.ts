@@ -1,13 +1,19 @@
 /**
  * One step's attempts: a timeout per attempt (the action's signal is aborted), and the step's
- * retry policy — fixed or exponential with jitter. Invalid inputs and core.stop/core.fail are
- * never retried: another attempt cannot change them.
+ * retry policy — fixed or exponential with jitter. Only failures another attempt could change
+ * are retried: timeouts, network errors, 429 and 5xx answers (actions mark them `retryable`),
+ * and unexpected errors. A 404, invalid inputs, an expression error or core.fail fail at once.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ActionError, StopSignal } from '../common/errors.js';
 import type { CompiledStep, RetryPolicy } from '../definition/types.js';
+import { EvaluationError } from './evaluate.js';
 
-const NEVER_RETRIED = new Set(['invalid_input', 'failed_by_step', 'needs_authorization', 'confinement']);
+export function isRetryable(err: unknown): boolean {
+  if (err instanceof StopSignal || err instanceof EvaluationError || !(err instanceof Error)) return false;
+  if (err instanceof ActionError) return err.details.retryable === true;
+  return true;
+}
 
 export function retryDelay(policy: RetryPolicy, failedAttempt: number, random = Math.random): number {
   if (policy.backoff === 'fixed') return policy.delayMs;
@@ -27,8 +33,7 @@ export async function invokeWithRetry<T>(
     try {
       return { results: await withTimeout(step.timeoutMs, runSignal, attempt), attempts: n };
     } catch (err) {
-      const code = err instanceof ActionError ? err.details.code : undefined;
-      const final = n >= maxAttempts || err instanceof StopSignal || NEVER_RETRIED.has(code ?? '') || runSignal.aborted || !(err instanceof Error);
+      const final = n >= maxAttempts || runSignal.aborted || !isRetryable(err);
       if (final || !step.retry) {
         if (err instanceof Error) (err as Error & { attempts?: number }).attempts = n;
         throw err;

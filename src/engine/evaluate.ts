@@ -93,3 +93,16 @@ export function toPlain(value: unknown): unknown {
   }
   return out;
 }
+
+/**
+ * JSONata's own truthiness ($boolean), so `if` means what it would inside an expression: empty
+ * strings, arrays and objects, 0, null and undefined are false; an array is true when any item is.
+ */
+export function jsonataBoolean(value: unknown): boolean {
+  if (value === undefined || value === null) return false;
+  if (Array.isArray(value)) return value.some(jsonataBoolean);
+  if (typeof value === 'object') return Object.keys(value).length > 0;
+  if (typeof value === 'string') return value.length > 0;
+  if (typeof value === 'number') return value !== 0;
+  return value === true;
+}

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { ActionError, StopSignal } from '../common/errors.js';
 import type { ActionContext, HttpResponseSpec, LogLevel, ResolvedConnection, RuntimeServices } from '../connectors/types.js';
 import type { CompiledIntegration, CompiledStep } from '../definition/types.js';
-import { EvaluationError, evaluateTemplate, type Scope } from './evaluate.js';
+import { EvaluationError, evaluateTemplate, jsonataBoolean, type Scope } from './evaluate.js';
 import { prepareInputs } from './inputs.js';
 import type { ExecutionRecord, LogEntry, StepError, StepRecord } from './record.js';
 import { invokeWithRetry } from './attempts.js';
@@ -141,7 +141,7 @@ class Run {
       rec.durationMs = Math.round((performance.now() - t0) * 1000) / 1000;
     };
     try {
-      if (step.if && !(await evaluateTemplate(step.if, this.scope))) {
+      if (step.if && !jsonataBoolean(await evaluateTemplate(step.if, this.scope))) {
         finish('skipped');
         this.log('debug', `step ${step.id} skipped: its if condition is false`, step.id);
         return;

@@ -101,7 +101,7 @@ describe('action inputs', () => {
     const ok = loadText('x.yaml', `${head}steps:\n  - id: a\n    action: core.respond\n    inputs: { statusCode: "{% 200 %}", body: { env: BODY, default: x } }\n`);
     expect(ok.problems).toEqual([]);
     const bad = only(`${head}steps:\n  - id: a\n    action: core.respond\n    inputs: { statusCode: "200" }\n`);
-    expect(bad.message).toMatch(/must be an integer from 100 to 599; got "200"/);
+    expect(bad.message).toMatch(/must be an integer from 200 to 599; got "200"/);
   });
 
   it('requires required inputs and names them', () => {

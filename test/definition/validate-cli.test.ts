@@ -18,7 +18,7 @@ const expected: Record<string, Array<[number, number, string]>> = {
   'bad-expression.yaml': [[8, 38, 'expression does not parse']],
   'bad-inputs.yaml': [
     [6, 16, 'trigger.response.timeoutMs must be an integer'],
-    [11, 19, 'input "statusCode" of core.respond must be an integer from 100 to 599; got 700'],
+    [11, 19, 'input "statusCode" of core.respond must be an integer from 200 to 599; got 700'],
     [15, 5, 'core.splitString needs input "string"'],
     [20, 14, 'input "level" of core.log must be one of "debug", "info", "warn", "error"; got "loud"'],
   ],

@@ -19,6 +19,8 @@ beforeAll(async () => {
     calls.set(key, n);
     if (url.pathname === '/flaky' && n <= Number(url.searchParams.get('fail') ?? 0)) {
       res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"down"}');
+    } else if (url.pathname.startsWith('/missing')) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"no such thing"}');
     } else if (url.pathname === '/slow') {
       setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"slow":true}'), 400);
     } else {
@@ -92,6 +94,25 @@ describe('steps', () => {
     expect(r.error).toMatchObject({ status: 503, code: 'server_error', step: 'call', action: 'core.http' });
   });
 
+  it('does not retry what another attempt cannot change (a 404, core.fail)', async () => {
+    const r = await run(webhook(`  - id: call\n    action: core.http\n    retry: { maxAttempts: 3, delayMs: 1 }\n    inputs: { url: "${base}/missing-thing?key=404" }\n`));
+    expect(r.status).toBe('failed');
+    expect(r.steps[0]!.attempts).toBe(1);
+    expect(calls.get('404')).toBe(1);
+    const failing = await run(webhook(`  - id: boom\n    action: core.fail\n    retry: { maxAttempts: 3, delayMs: 1 }\n    inputs: { message: no }\n`));
+    expect(failing.steps[0]!.attempts).toBe(1);
+  });
+
+  it('if follows JSONata truthiness: empty arrays, objects and strings are false', async () => {
+    const r = await run(
+      webhook(
+        `  - id: a\n    action: core.transform\n    if: "{% body.data.list %}"\n    inputs: { value: 1 }\n  - id: b\n    action: core.transform\n    if: "{% body.data.full %}"\n    inputs: { value: 2 }\n`,
+      ),
+      { list: [], full: [0, 'x'] },
+    );
+    expect(r.steps.map((s) => s.status)).toEqual(['skipped', 'succeeded']);
+  });
+
   it('exponential backoff doubles with jitter inside [base/2, base]', () => {
     const policy = { maxAttempts: 5, delayMs: 100, backoff: 'exponential' as const, maxDelayMs: 350 };
     expect(retryDelay(policy, 1, () => 0)).toBe(50);
@@ -125,7 +146,7 @@ describe('steps', () => {
   it('checks computed inputs against the action schema at run time', async () => {
     const r = await run(webhook(`  - id: a\n    action: core.respond\n    inputs: { statusCode: "{% body.data.code %}" }\n`), { code: 42 });
     expect(r.status).toBe('failed');
-    expect(r.error?.message).toMatch(/input "statusCode" must be an integer from 100 to 599; got 42/);
+    expect(r.error?.message).toMatch(/input "statusCode" must be an integer from 200 to 599; got 42/);
     expect(r.error).toMatchObject({ code: 'invalid_input' });
   });
 });

@@ -39,7 +39,7 @@ export const coreActions: readonly ActionDeclaration[] = [
     group,
     description: 'Sets the HTTP response of a synchronous webhook run; the run goes on.',
     inputs: {
-      statusCode: { type: 'integer', minimum: 100, maximum: 599, default: 200 },
+      statusCode: { type: 'integer', minimum: 200, maximum: 599, default: 200 },
       contentType: { type: 'string' },
       headers: stringMap,
       body: { type: 'any' },
@@ -78,7 +78,7 @@ export const coreActions: readonly ActionDeclaration[] = [
     group,
     description: 'Ends the execution successfully; optional statusCode and body answer a synchronous run.',
     inputs: {
-      statusCode: { type: 'integer', minimum: 100, maximum: 599 },
+      statusCode: { type: 'integer', minimum: 200, maximum: 599 },
       body: { type: 'any' },
     },
   },

@@ -56,7 +56,7 @@ export function renderHcmDocs(): string {
   for (const [name, d] of Object.entries(hcmConnectionType.inputs)) {
     out.push(`| \`${name}\` | ${d.label ?? ''} | ${d.type} | ${d.required ? 'yes' : 'no'} | ${d.default === undefined ? '' : `\`${JSON.stringify(d.default)}\``} | ${cell([d.enum ? `one of ${d.enum.join(', ')}` : '', d.description ?? ''].filter(Boolean).join('; '))} |`);
   }
-  out.push('', 'Stored tokens are keyed `<integration>:<connection>`; authorize with `hcm-runner connect <integration> <connection>`.', '');
+  out.push('', 'Tokens are stored encrypted, one set per API client (token URL + client ID), shared by every integration that uses it; authorize once with `hcm-runner connect <integration> <connection>`.', '');
   for (const service of Object.keys(hcmServicePrefixes) as HcmService[]) {
     const actions = hcmActions.filter((a) => a.request.service === service);
     if (!actions.length) continue;
