@@ -1,20 +1,21 @@
 /**
  * core.http: a call to a third-party API (appEvent subscriptions, notifications). Retries on 5xx
- * and network errors (every error response with retryOnAllErrors), fixed delay or exponential
- * backoff with jitter that honours Retry-After.
+ * and network errors (every error response with retryOnAllErrors), with the same timing as Raw
+ * Request (../http-retry.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { binaryFromBytes, bytesOf, isBinaryValue } from '../../common/binary.js';
 import { ActionError } from '../../common/errors.js';
 import type { ActionContext } from '../types.js';
-import { toPairs } from '../key-value.js';
+import { keyValuePairs } from '../key-value.js';
+import { retryDelay } from '../http-retry.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
 export async function coreHttp(inputs: Record<string, unknown>, ctx: ActionContext): Promise<unknown> {
   const url = new URL(String(inputs.url));
-  for (const [k, v] of toPairs(inputs.query)) url.searchParams.append(k, v);
+  for (const [k, v] of keyValuePairs(inputs.query, 'core.http: query')) url.searchParams.append(k, v);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries((inputs.headers as Record<string, unknown>) ?? {})) headers[k.toLowerCase()] = String(v);
   let body: string | Buffer | undefined;
@@ -62,28 +63,13 @@ export async function coreHttp(inputs: Record<string, unknown>, ctx: ActionConte
       failure =
         err instanceof ActionError
           ? err
-          : new ActionError(`${inputs.method ?? 'GET'} ${url.origin}${url.pathname} failed: ${(err as Error).message}`, { code: 'network', retryable: true });
+          : new ActionError(`${inputs.method ?? 'GET'} ${url.origin}${url.pathname} failed: ${(err as Error).message}`, { code: 'network_error', retryable: true });
       if (attempt >= maxRetries) throw failure;
     }
-    const delay = inputs.useExponentialBackoff ? backoffDelay(attempt, retryAfter) : Number(inputs.retryDelayMs ?? 0);
+    const delay = retryDelay(attempt, { useExponentialBackoff: inputs.useExponentialBackoff === true, retryDelayMs: Number(inputs.retryDelayMs ?? 0) }, retryAfter);
     ctx.log('warn', `${failure.message}; retry ${attempt + 1} of ${maxRetries} in ${delay} ms`);
     await sleep(delay, undefined, { signal: ctx.signal });
   }
-}
-
-/** 500 ms doubled per retry with full jitter, capped at 30 s; a Retry-After answer wins. */
-export function backoffDelay(retry: number, retryAfter?: string): number {
-  const hinted = retryAfterMs(retryAfter);
-  if (hinted !== undefined) return Math.min(hinted, 60_000);
-  const cap = Math.min(30_000, 500 * 2 ** retry);
-  return Math.round(cap / 2 + (Math.random() * cap) / 2);
-}
-
-export function retryAfterMs(value: string | undefined): number | undefined {
-  if (!value) return undefined;
-  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
 }
 
 function decodeBody(bytes: Buffer, contentType: string | undefined, responseType: string): unknown {

@@ -5,6 +5,7 @@ import { binaryFromBytes } from '../../common/binary.js';
 import { ActionError } from '../../common/errors.js';
 import type { ResolvedConnection, TokenStore } from '../types.js';
 import { getAccessToken } from './oauth/provider.js';
+import { retryAfterMs as retryAfterHeaderMs } from '../http-retry.js';
 
 export interface AuthContext {
   connection: ResolvedConnection;
@@ -141,10 +142,5 @@ export function httpError(actionKey: string, r: HttpResult): ActionError {
 
 /** Retry-After (seconds or an HTTP date) → ms, or undefined. */
 export function retryAfterMs(r: HttpResult): number | undefined {
-  const h = r.headers['retry-after'];
-  const v = Array.isArray(h) ? h[0] : h;
-  if (!v) return undefined;
-  if (/^\d+(\.\d+)?$/.test(v.trim())) return Math.round(Number(v) * 1000);
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? undefined : Math.max(0, t - Date.now());
+  return retryAfterHeaderMs(r.headers['retry-after'] as string | string[] | undefined);
 }

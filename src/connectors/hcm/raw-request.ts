@@ -6,14 +6,13 @@
 import { isBinaryValue, type BinaryValue } from '../../common/binary.js';
 import { ActionError } from '../../common/errors.js';
 import type { LogLevel } from '../types.js';
-import { httpError, parseBody, retryAfterMs, sendAuthorized, type AuthContext, type HttpResult } from './http.js';
+import { httpError, parseBody, sendAuthorized, type AuthContext, type HttpResult } from './http.js';
+import { retryDelay as sharedRetryDelay, type RetryTiming } from '../http-retry.js';
 import { encodeMultipart, type FilePart } from './multipart.js';
 import { joinUrl, keyValuePairs } from './request.js';
 
 const KEY = 'hcm.rawRequest';
-export const BACKOFF_BASE_MS = 500;
-export const BACKOFF_MAX_MS = 30_000;
-export const RETRY_AFTER_MAX_MS = 120_000;
+export { BACKOFF_BASE_MS, BACKOFF_MAX_MS, RETRY_AFTER_MAX_MS } from '../http-retry.js';
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
 const invalid = (msg: string) => new ActionError(`${KEY}: ${msg}`, { code: 'invalid_input' });
@@ -67,12 +66,8 @@ const sleep = (ms: number, signal: AbortSignal) =>
   });
 
 /** Delay before retry number `n` (0-based). */
-export function retryDelay(n: number, opts: { useExponentialBackoff: boolean; retryDelayMs: number }, last?: HttpResult): number {
-  if (!opts.useExponentialBackoff) return Math.max(0, opts.retryDelayMs);
-  const ra = last ? retryAfterMs(last) : undefined;
-  if (ra !== undefined) return Math.min(ra, RETRY_AFTER_MAX_MS);
-  const cap = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** n);
-  return Math.floor(Math.random() * cap); // full jitter
+export function retryDelay(n: number, opts: RetryTiming, last?: HttpResult): number {
+  return sharedRetryDelay(n, opts, last?.headers['retry-after'] as string | string[] | undefined);
 }
 
 export async function rawRequest(

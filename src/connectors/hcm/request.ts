@@ -2,12 +2,13 @@
  * The one generic request builder: an action declaration plus its inputs → method, URL, query,
  * headers and body. Every HCM action except Raw Request goes through here.
  */
+import { keyValuePairs, type QueryPairs } from '../key-value.js';
 import { isBinaryValue, type BinaryValue } from '../../common/binary.js';
 import { ActionError } from '../../common/errors.js';
 import type { InputDecl } from '../types.js';
 import { hcmServicePrefixes, type HcmActionDeclaration } from './declarations/types.js';
 
-export type QueryPairs = Array<[string, string]>;
+export type { QueryPairs } from '../key-value.js';
 
 export interface BuiltRequest {
   method: string;
@@ -24,6 +25,8 @@ export interface BuiltRequest {
 }
 
 /** Percent-encodes one path segment, leaving RFC 3986 sub-delims (`$`, `=`, …) and `:`/`@` alone. */
+export { keyValuePairs };
+
 export function encodePathSegment(value: string): string {
   return encodeURIComponent(value).replace(/%(24|26|2B|2C|3B|3D|3A|40)/gi, (m) => decodeURIComponent(m));
 }
@@ -36,35 +39,6 @@ export function joinUrl(apiUrl: string, path: string): string {
 export function isEmpty(value: unknown): boolean {
   return value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0)
     || (typeof value === 'object' && !Array.isArray(value) && !isBinaryValue(value) && Object.keys(value as object).length === 0);
-}
-
-/** A key/value input: a map, or a list of {key, value} (or [key, value]). Empty values are dropped. */
-export function keyValuePairs(value: unknown, label = 'key/value input'): QueryPairs {
-  if (value === undefined || value === null || value === '') return [];
-  const out: QueryPairs = [];
-  const push = (k: unknown, v: unknown) => {
-    if (typeof k !== 'string' || k === '') throw new ActionError(`${label}: every entry needs a non-empty key`, { code: 'invalid_input' });
-    if (v === undefined || v === null) return;
-    if (Array.isArray(v)) for (const item of v) out.push([k, scalar(item)]);
-    else out.push([k, scalar(v)]);
-  };
-  if (Array.isArray(value)) {
-    for (const item of value) {
-      if (Array.isArray(item)) push(item[0], item[1]);
-      else if (item && typeof item === 'object') push((item as Record<string, unknown>).key, (item as Record<string, unknown>).value);
-      else throw new ActionError(`${label}: list items must be {key, value}`, { code: 'invalid_input' });
-    }
-  } else if (typeof value === 'object') {
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) push(k, v);
-  } else {
-    throw new ActionError(`${label}: expected a map or a list of {key, value}`, { code: 'invalid_input' });
-  }
-  return out;
-}
-
-function scalar(v: unknown): string {
-  if (v instanceof Date) return v.toISOString();
-  return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
 /** Converts one input to its wire form by its declared type (dates → ISO-8601). */
