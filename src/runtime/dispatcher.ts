@@ -35,6 +35,8 @@ export interface DispatcherOptions {
   logger?: Logger;
   /** `$state` for an execution (poll/appEvent triggers plug in here). */
   stateFor?: (integration: string) => Promise<Record<string, unknown> | undefined>;
+  /** A per-integration running limit below `perIntegration` (schedule `overlap: queue|skip` → 1). */
+  concurrencyFor?: (integration: string) => number | undefined;
 }
 
 /** The backlog is full, or the process is shutting down: answer 429/503 with Retry-After. */
@@ -79,6 +81,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private readonly env: NodeJS.ProcessEnv;
   private readonly logger?: Logger;
   private readonly stateFor?: DispatcherOptions['stateFor'];
+  private readonly concurrencyFor?: DispatcherOptions['concurrencyFor'];
   private readonly runningBy = new Map<string, number>();
   private readonly inflight = new Map<string, { controller: AbortController; promise: Promise<void> }>();
   private readonly watchers = new Map<string, Watcher>();
@@ -98,9 +101,15 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     this.env = opts.env ?? process.env;
     this.logger = opts.logger;
     this.stateFor = opts.stateFor;
+    this.concurrencyFor = opts.concurrencyFor;
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.queue = opts.queue ?? new InProcessQueue();
     this.queue.onAvailable(() => this.pump());
+    this.queue.bind?.({
+      free: () => (this.pumping ? this.limits.concurrency - this.running : 0),
+      freeFor: (integration) => Math.min(this.limits.perIntegration, this.concurrencyFor?.(integration) ?? Infinity) - (this.runningBy.get(integration) ?? 0),
+      remote: (id) => this.watchRemote(id),
+    });
   }
 
   /** Waiting executions (metrics: queue depth). */
@@ -126,12 +135,23 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    */
   async submit(executions: NewExecution[]): Promise<void> {
     this.checkCapacity(executions.length);
+    const jobs: QueuedJob[] = executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1, ...(this.watchers.has(e.id) ? { local: true } : {}) }));
     this.pending += executions.length;
     try {
+      await this.queue.prepare?.(jobs);
       await this.store.enqueue(executions);
     } finally {
       this.pending -= executions.length;
     }
+    this.queue.push(jobs);
+  }
+
+  /**
+   * Queues executions another transaction already recorded (a poll's `store.commitPoll` holds its
+   * seen keys and its executions in one commit): no second insert, no backlog check.
+   */
+  adopt(executions: NewExecution[]): void {
+    if (executions.length === 0) return;
     this.queue.push(executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1 })));
   }
 
@@ -162,6 +182,8 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    * mid-run: it runs again as attempt+1 (at-least-once). A `queued` one never started: same attempt.
    */
   async recover(): Promise<number> {
+    // A shared queue knows which executions are owned by a live replica; it resumes only the rest.
+    if (this.queue.recover) return this.queue.recover();
     const unfinished = await this.store.unfinishedExecutions();
     if (unfinished.length === 0) return 0;
     this.queue.push(
@@ -194,7 +216,8 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     return { finished: runs.length - left, abandoned: timedOut ? left : 0 };
   }
 
-  private canRun = (integration: string): boolean => (this.runningBy.get(integration) ?? 0) < this.limits.perIntegration;
+  private canRun = (integration: string): boolean =>
+    (this.runningBy.get(integration) ?? 0) < Math.min(this.limits.perIntegration, this.concurrencyFor?.(integration) ?? Infinity);
 
   private pump(): void {
     while (this.pumping && this.running < this.limits.concurrency) {
@@ -203,7 +226,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       this.running++;
       this.runningBy.set(job.integration, (this.runningBy.get(job.integration) ?? 0) + 1);
       const controller = new AbortController();
-      const promise = this.run(job, controller.signal).finally(() => {
+      const promise = this.run(job, controller.signal).then((saved) => this.queue.settle?.(job, saved && !this.abandoned ? 'done' : 'abandoned')).finally(() => {
         this.running--;
         const n = (this.runningBy.get(job.integration) ?? 1) - 1;
         if (n <= 0) this.runningBy.delete(job.integration);
@@ -215,14 +238,34 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     }
   }
 
-  private async run(job: QueuedJob, signal: AbortSignal): Promise<void> {
+  /**
+   * A `local` job another replica runs after all (a shared queue could not keep it here): the
+   * synchronous caller waiting for it is answered from the store once it has finished.
+   */
+  private watchRemote(id: string): void {
+    const tick = async (): Promise<void> => {
+      if (!this.watchers.has(id) || !this.pumping) return;
+      const r = await this.store.getExecution(id).catch(() => undefined);
+      const watcher = this.watchers.get(id);
+      if (r && (r.status === 'succeeded' || r.status === 'failed') && watcher) {
+        watcher.resolveOutcome({ kind: 'done', record: r });
+        watcher.resolveDone(r);
+        return;
+      }
+      setTimeout(() => void tick(), 250).unref();
+    };
+    void tick();
+  }
+
+  /** Resolves true when the run's final state was saved (or there was nothing to run). */
+  private async run(job: QueuedJob, signal: AbortSignal): Promise<boolean> {
     const log = this.logger?.child({ executionId: job.id, integration: job.integration });
     let record: ExecutionRecord | undefined;
     try {
       const stored = await this.store.markRunning(job.id, job.attempt);
       if (!stored) {
-        log?.warn('queued execution vanished from the store (pruned?); skipping');
-        return;
+        log?.warn('queued execution vanished from the store (pruned?) or already finished; skipping');
+        return true;
       }
       this.emit('started', job);
       // The version running now; a reload while the execution runs does not affect it.
@@ -257,12 +300,13 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
           onResponse: watcher ? (response) => watcher.resolveOutcome({ kind: 'response', response, executionId: job.id }) : undefined,
         });
       }
-      if (this.abandoned) return;
+      if (this.abandoned) return false;
       await this.store.saveExecution(record);
       log?.info({ status: record.status, attempt: record.attempt, durationMs: record.durationMs }, `execution ${record.status}`);
       this.emit('finished', record);
+      return true;
     } catch (err) {
-      if (this.abandoned) return;
+      if (this.abandoned) return false;
       log?.error({ err: (err as Error).message }, 'execution could not be run or saved');
       if (!record) {
         record = {
@@ -277,6 +321,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
           error: { message: `execution could not be run: ${(err as Error).message}` },
         };
       }
+      return false;
     } finally {
       const watcher = this.watchers.get(job.id);
       if (watcher && record && !this.abandoned) {

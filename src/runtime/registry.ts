@@ -138,8 +138,8 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
     this.emit('change', { kind: 'removed', file, name: prev.name, previous: prev.integration });
   }
 
-  /** Files are named relative to the working directory when below it (as `validate` prints them). */
-  private display(path: string): string {
+  /** A file's key in the registry: relative to the working directory when below it (as `validate` prints them). */
+  display(path: string): string {
     const abs = resolve(path);
     const rel = abs.startsWith(process.cwd() + '/') ? abs.slice(process.cwd().length + 1) : abs;
     return rel;

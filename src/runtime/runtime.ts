@@ -12,6 +12,9 @@ import { Dispatcher, type DispatcherLimits } from './dispatcher.js';
 import type { ExecutionQueue } from './queue.js';
 import { IntegrationRegistry, type RegistryEntry } from './registry.js';
 import { startRetention } from './retention.js';
+import { TriggerManager } from './triggers.js';
+import { FolderWatcher, type WatcherOptions } from './watcher.js';
+import type { Clock } from '../triggers/schedule/clock.js';
 import { WebhookTokens } from './webhook-tokens.js';
 
 export interface RuntimeOptions {
@@ -28,6 +31,12 @@ export interface RuntimeOptions {
   queue?: ExecutionQueue;
   /** How often the listening set is re-read from the store (other replicas may change it). */
   listeningRefreshMs?: number;
+  /** Hot reload: watch the folder (default on; `false` = only POST /api/reload and SIGHUP reload). */
+  watch?: boolean | WatcherOptions;
+  /** Time source of schedules and polls (default the system clock; tests pass a ManualClock). */
+  clock?: Clock;
+  /** Wait before a failed appEvent subscribe is tried again (default 60 s; 0 = never). */
+  subscribeRetryMs?: number;
 }
 
 export function isWebhookLike(i: CompiledIntegration | undefined): boolean {
@@ -53,6 +62,9 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
    * returning e.g. `{nextRunAt}` for the integrations they drive.
    */
   readonly detailProviders: Array<(name: string) => Record<string, unknown> | undefined> = [];
+  /** Schedules, polls and appEvent subscriptions (src/runtime/triggers.ts). */
+  readonly triggers: TriggerManager;
+  private watcher?: FolderWatcher;
   private listening = new Set<string>();
   private timers: Array<{ stop(): void }> = [];
   private readonly opts: RuntimeOptions;
@@ -75,7 +87,10 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       queue: opts.queue,
       env: this.env,
       logger: opts.logger,
+      stateFor: (name) => this.triggers.stateFor(name),
+      concurrencyFor: (name) => this.triggers.concurrencyFor(name),
     });
+    this.triggers = new TriggerManager(this, { clock: opts.clock, appEvent: { retryMs: opts.subscribeRetryMs } });
     // New or renamed webhook integrations get their token before the first request needs it.
     this.registry.on('change', (c) => {
       if ((c.kind === 'added' || c.kind === 'updated') && isWebhookLike(c.current)) void this.tokens.tokenFor(c.name).catch(() => undefined);
@@ -92,6 +107,11 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.timers.push({ stop: () => clearInterval(refresh) });
     this.timers.push(startRetention(this.store, { days: this.opts.retentionDays, logger: this.logger }));
     await this.dispatcher.recover();
+    this.triggers.start();
+    if (this.opts.watch !== false) {
+      this.watcher = new FolderWatcher(this.registry, { logger: this.logger, ...(typeof this.opts.watch === 'object' ? this.opts.watch : {}) });
+      this.watcher.start();
+    }
     return entries;
   }
 
@@ -128,6 +148,9 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
   async stop(graceMs: number): Promise<{ finished: number; abandoned: number }> {
     for (const t of this.timers) t.stop();
     this.timers = [];
+    this.watcher?.close();
+    this.watcher = undefined;
+    await this.triggers.stop(graceMs);
     return this.dispatcher.stop(graceMs);
   }
 }

@@ -1,0 +1,180 @@
+/**
+ * Hot reload: watches the integrations folder and applies what changed, file by file, through
+ * the registry (which keeps a file's last good version when its new text has problems).
+ *
+ * - `fs.watch(dir, {recursive: true})` events are debounced (default 150 ms); then the folder is
+ *   listed and every file's stat (inode, size, mtime, ctime) compared with the last one seen:
+ *   vanished files are removed first, then new and changed files are reloaded. Event file names
+ *   are not trusted (they are unreliable across editors and platforms); the stat diff is the truth.
+ * - Editors' atomic saves (write a temp file, rename it over the original) show up as a new inode;
+ *   temp files themselves are ignored (not *.yaml/*.yml, or dot files).
+ * - A periodic rescan (default every 2 s) is the fallback when events are lost, the watch fails
+ *   (inotify limits) or the folder itself was replaced (git-ops swapping a directory).
+ * - A missing folder is never taken as "every file deleted": the scan waits for it to come back.
+ */
+import { statSync, watch, type FSWatcher } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { listIntegrationFiles } from '../definition/load.js';
+import type { IntegrationRegistry } from './registry.js';
+
+export interface WatcherOptions {
+  /** Quiet time after the last event before the folder is scanned (default 150 ms). */
+  debounceMs?: number;
+  /** Fallback full scan interval (default 2000 ms; 0 disables it). */
+  rescanMs?: number;
+  logger?: Logger;
+}
+
+export interface ScanResult {
+  reloaded: string[];
+  removed: string[];
+}
+
+export class FolderWatcher {
+  private readonly dir: string;
+  private readonly seen = new Map<string, string>();
+  private fsWatcher?: FSWatcher;
+  private watchedIno?: number;
+  private debounce?: NodeJS.Timeout;
+  private rescan?: NodeJS.Timeout;
+  private closed = false;
+  private missingLogged = false;
+  private readonly onReloaded = () => this.snapshot();
+
+  constructor(
+    private readonly registry: IntegrationRegistry,
+    private readonly opts: WatcherOptions = {},
+  ) {
+    this.dir = resolve(registry.dir);
+  }
+
+  start(): void {
+    this.snapshot();
+    this.registry.on('reloaded', this.onReloaded);
+    this.watchDir();
+    const every = this.opts.rescanMs ?? 2000;
+    if (every > 0) {
+      this.rescan = setInterval(() => {
+        this.watchDir();
+        this.scan();
+      }, every);
+      this.rescan.unref();
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.registry.off('reloaded', this.onReloaded);
+    clearTimeout(this.debounce);
+    clearInterval(this.rescan);
+    this.fsWatcher?.close();
+    this.fsWatcher = undefined;
+  }
+
+  /** Compares the folder with what was seen last and applies the differences (synchronously). */
+  scan(): ScanResult {
+    const result: ScanResult = { reloaded: [], removed: [] };
+    if (this.closed) return result;
+    let files: string[];
+    try {
+      if (!statSync(this.dir).isDirectory()) throw new Error('not a directory');
+      files = listIntegrationFiles([this.dir]).files;
+      this.missingLogged = false;
+    } catch (err) {
+      if (!this.missingLogged) this.opts.logger?.warn({ dir: this.dir, err: (err as Error).message }, 'integrations folder unreadable; keeping what runs until it is back');
+      this.missingLogged = true;
+      return result;
+    }
+    const present = new Map<string, string>();
+    for (const f of files) present.set(this.registry.display(f), f);
+    // Removals first: a renamed file frees its name before the new path claims it.
+    for (const entry of this.registry.entries()) {
+      if (present.has(entry.file)) continue;
+      this.registry.remove(entry.file);
+      result.removed.push(entry.file);
+    }
+    for (const abs of [...this.seen.keys()]) if (!present.has(this.registry.display(abs))) this.seen.delete(abs);
+    const known = new Set(this.registry.entries().map((e) => e.file));
+    for (const [file, abs] of present) {
+      const sig = signature(abs);
+      if (sig === undefined) continue;
+      if (this.seen.get(abs) === sig && known.has(file)) continue;
+      this.seen.set(abs, sig);
+      this.registry.reloadFile(abs);
+      result.reloaded.push(file);
+    }
+    // A file rejected for a duplicate name may load now that the other file is gone or renamed.
+    if (result.removed.length > 0 || result.reloaded.length > 0) {
+      for (const entry of this.registry.entries()) {
+        if (entry.problems.length === 0 || result.reloaded.includes(entry.file)) continue;
+        if (!entry.problems.some((p) => p.message.includes('is already used by'))) continue;
+        const abs = present.get(entry.file);
+        if (abs) {
+          this.registry.reloadFile(abs);
+          result.reloaded.push(entry.file);
+        }
+      }
+    }
+    if (result.reloaded.length || result.removed.length) this.opts.logger?.info(result, 'integrations folder changed');
+    return result;
+  }
+
+  /** Remembers every file's current stat (after a full reload). */
+  private snapshot(): void {
+    this.seen.clear();
+    try {
+      for (const f of listIntegrationFiles([this.dir]).files) {
+        const sig = signature(f);
+        if (sig !== undefined) this.seen.set(f, sig);
+      }
+    } catch {
+      // Unreadable folder: the next scan reports it.
+    }
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    clearTimeout(this.debounce);
+    this.debounce = setTimeout(() => this.scan(), this.opts.debounceMs ?? 150);
+    this.debounce.unref();
+  }
+
+  /** (Re)creates the fs watch when there is none or the folder was replaced. */
+  private watchDir(): void {
+    if (this.closed) return;
+    let ino: number | undefined;
+    try {
+      ino = statSync(this.dir).ino;
+    } catch {
+      ino = undefined;
+    }
+    if (this.fsWatcher && ino === this.watchedIno) return;
+    this.fsWatcher?.close();
+    this.fsWatcher = undefined;
+    if (ino === undefined) return;
+    try {
+      const w = watch(this.dir, { recursive: true, persistent: false }, () => this.schedule());
+      w.on('error', (err) => {
+        this.opts.logger?.warn({ dir: this.dir, err: err.message }, 'file watch failed; falling back to periodic rescans');
+        w.close();
+        if (this.fsWatcher === w) this.fsWatcher = undefined;
+      });
+      this.fsWatcher = w;
+      this.watchedIno = ino;
+      // The folder may have changed between the last scan and the new watch.
+      this.schedule();
+    } catch (err) {
+      this.opts.logger?.warn({ dir: this.dir, err: (err as Error).message }, 'cannot watch the integrations folder; falling back to periodic rescans');
+    }
+  }
+}
+
+function signature(path: string): string | undefined {
+  try {
+    const st = statSync(path);
+    return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  } catch {
+    return undefined;
+  }
+}
