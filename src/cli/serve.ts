@@ -15,7 +15,9 @@ Runs the runtime: webhook URLs, schedules and polls, the admin API, health and m
   --port N                port (default $PORT or 8080)
   --host H                interface to listen on (default 127.0.0.1; 0.0.0.0 for all)
   --data DIR              embedded SQLite store directory (default ./data)
-  --database-url URL      postgres://… selects PostgreSQL (default $DATABASE_URL)
+  --database-url URL      postgres://… selects PostgreSQL (default $DATABASE_URL); several
+                          replicas on one database share the work (docs/scaling.md);
+                          ?schema=NAME in the URL picks the PostgreSQL schema (default public)
   --sandbox               also start the built-in HCM sandbox (port 8090, or a free one) and
                           point HCM_API_URL, HCM_TOKEN_URL, HCM_AUTHORIZE_URL, HCM_CLIENT_ID,
                           HCM_CLIENT_SECRET, HCM_REFRESH_TOKEN and HCM_TENANT at it
@@ -25,7 +27,9 @@ Runs the runtime: webhook URLs, schedules and polls, the admin API, health and m
   --backlog N             queued executions before webhooks get 429 (default 1000)
   --retention-days N      days finished executions are kept (default 14; 0 = forever)
 Environment: HCM_RUNNER_ADMIN_TOKEN (admin API bearer token; generated and printed when unset),
-HCM_RUNNER_SECRET, HCM_RUNNER_PUBLIC_URL, HCM_RUNNER_LOG_LEVEL, HCM_RUNNER_SHUTDOWN_GRACE_MS.`;
+HCM_RUNNER_SECRET, HCM_RUNNER_PUBLIC_URL, HCM_RUNNER_LOG_LEVEL, HCM_RUNNER_SHUTDOWN_GRACE_MS;
+on PostgreSQL also HCM_RUNNER_REPLICA_ID (named in every log line) and HCM_RUNNER_LEASE_SECONDS
+(how long a silent replica keeps its running executions before another takes them; default 60).`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(

@@ -10,6 +10,21 @@ export interface QueuedJob {
   attempt: number;
   /** Resumed after a restart (not counted against the backlog limit). */
   recovered?: boolean;
+  /**
+   * Someone in this process waits for it (a synchronous webhook): a shared queue should run it
+   * here rather than on another replica.
+   */
+  local?: boolean;
+}
+
+/** What the dispatcher tells a pull-based queue about its free capacity. */
+export interface QueueBinding {
+  /** Free worker slots in this process. */
+  free(): number;
+  /** Free slots of one integration (per-integration limit) in this process. */
+  freeFor(integration: string): number;
+  /** A `local` job is running on another replica after all: watch the store for its end. */
+  remote(id: string): void;
 }
 
 export interface ExecutionQueue {
@@ -23,6 +38,23 @@ export interface ExecutionQueue {
   onAvailable(listener: () => void): void;
   /** Waiting jobs per integration (metrics, admin). */
   depthByIntegration(): Record<string, number>;
+
+  // Optional: shared (durable, multi-replica) queues such as the PostgreSQL/pg-boss one ---------
+  /** Receives the dispatcher's capacity view (a pull-based queue fetches only what fits). */
+  bind?(binding: QueueBinding): void;
+  /** Called before the store records new executions (e.g. to create per-integration queues). */
+  prepare?(jobs: QueuedJob[]): Promise<void>;
+  /**
+   * Present on queues that survive the process: the dispatcher's recover() calls this instead of
+   * re-queuing every unfinished row (which could be running on another replica). Called once the
+   * runtime is ready; the queue then starts taking work. Returns how many were resumed.
+   */
+  recover?(): Promise<number>;
+  /**
+   * A job taken from the queue has ended: `done` (its final state is saved) or `abandoned`
+   * (shutdown gave up on it, or the final state could not be saved: it must run again).
+   */
+  settle?(job: QueuedJob, outcome: 'done' | 'abandoned'): void;
 }
 
 /**

@@ -4,12 +4,15 @@
  * (in-process, port 0).
  */
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { openStore } from '../store/open.js';
+import { PostgresStore } from '../store/postgres/postgres-store.js';
+import { PgQueue, type PgQueueOptions } from '../runtime/pg-queue.js';
 import type { Store } from '../store/types.js';
 import type { DispatcherLimits } from '../runtime/dispatcher.js';
 import type { ExecutionQueue } from '../runtime/queue.js';
@@ -46,6 +49,13 @@ export interface ServerOptions {
   logLevel?: string;
   env?: NodeJS.ProcessEnv;
   queue?: ExecutionQueue;
+  /**
+   * PostgreSQL only: settings of the shared pg-boss queue (default lease from
+   * HCM_RUNNER_LEASE_SECONDS, 60 s).
+   */
+  pgQueue?: Partial<Omit<PgQueueOptions, 'store' | 'logger'>>;
+  /** Named in every log line (default HCM_RUNNER_REPLICA_ID; on PostgreSQL else host:pid). */
+  replicaId?: string;
 }
 
 export interface RunningServer {
@@ -69,9 +79,26 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const env = opts.env ?? process.env;
-  const logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');
+  let logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');
   const host = opts.host ?? '127.0.0.1';
   const store = opts.store ?? (await openStore({ dataDir: resolve(opts.dataDir ?? 'data'), databaseUrl: opts.databaseUrl, secret: opts.secret }));
+  const replicaId = opts.replicaId ?? env.HCM_RUNNER_REPLICA_ID ?? (store.kind === 'postgres' ? `${hostname()}:${process.pid}` : undefined);
+  if (replicaId) logger = logger.child({ replica: replicaId });
+
+  // Several replicas on one PostgreSQL database share their queue through pg-boss.
+  let pgQueue: PgQueue | undefined;
+  if (!opts.queue && store instanceof PostgresStore) {
+    const lease = Number(env.HCM_RUNNER_LEASE_SECONDS);
+    try {
+      pgQueue = await PgQueue.start({ store, logger, ...(lease > 0 ? { leaseSec: lease } : {}), ...opts.pgQueue });
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+  }
+  const stopQueue = async () => {
+    await pgQueue?.stop().catch((err: Error) => logger.warn({ err: err.message }, 'job queue did not stop cleanly'));
+  };
 
   // Listen first (the public URL may depend on the port), answering 503 until the runtime is ready.
   let handler: (req: Request, env: HttpBindings) => Response | Promise<Response> = () =>
@@ -83,6 +110,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       s.once('error', reject);
     });
   } catch (err) {
+    await stopQueue();
     await store.close();
     throw err;
   }
@@ -103,7 +131,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     retentionDays: opts.retentionDays,
     env,
     logger,
-    queue: opts.queue,
+    queue: opts.queue ?? pgQueue,
   });
   const metrics = createMetrics(runtime);
   const app = createApp(runtime, { adminToken, metrics });
@@ -112,6 +140,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     integrations = await runtime.start();
   } catch (err) {
     await closeHttp(server);
+    await runtime.stop(0).catch(() => undefined);
+    await stopQueue();
     await store.close();
     throw err;
   }
@@ -125,6 +155,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       const httpClosed = closeHttp(server, graceMs);
       const result = await runtime.stop(graceMs);
       await httpClosed;
+      await stopQueue();
       await store.close();
       logger.info(result, 'hcm-runner stopped');
     })());

@@ -35,7 +35,7 @@ export function createMetrics(runtime: Runtime): Metrics {
   });
   new Gauge({
     name: 'hcm_runner_queue_depth',
-    help: 'Executions queued in this process and not yet running',
+    help: 'Executions queued and not yet running (cluster-wide on PostgreSQL)',
     registers: [registry],
     collect() {
       this.set(runtime.dispatcher.depth);

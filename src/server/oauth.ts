@@ -1,11 +1,13 @@
 /**
  * OAuth 2.0 authorization code flow: the admin API starts it for one connection (returns the URL
  * to open in a browser) and `GET /oauth/callback` completes it (code → tokens, stored encrypted).
- * The pending state lives in this process' memory, so start and callback must hit the same
- * replica (start it with `--server` pointing at that replica).
+ * The pending state (state → PKCE verifier, integration, connection, redirect URI; no secrets) is
+ * kept in the store, so with several replicas the callback may land on any of them; the
+ * connection's configuration is resolved again there from the (shared) integrations folder.
  */
 import type { Context } from 'hono';
-import { completeAuthorization, startAuthorization } from '../connectors/hcm/oauth/index.js';
+import { beginAuthorization, finishAuthorization, statePendingAuthorizations } from '../connectors/hcm/oauth/authorize.js';
+import type { ResolvedConnection } from '../connectors/types.js';
 import { evaluateTemplate } from '../engine/evaluate.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { AppEnv } from './types.js';
@@ -20,7 +22,12 @@ export function oauthCallback(runtime: Runtime) {
     if (error) return c.json({ error: `authorization was not granted: ${error}${description ? ` (${description})` : ''}` }, 400);
     if (!code || !state) return c.json({ error: 'the OAuth callback needs code and state query parameters' }, 400);
     try {
-      const done = await completeAuthorization(state, code, callbackPath(runtime));
+      const done = await finishAuthorization(state, code, {
+        pending: statePendingAuthorizations(runtime.store),
+        tokens: runtime.store.tokens,
+        redirectUri: callbackPath(runtime),
+        resolveConnection: (integration, connection) => resolveConnection(runtime, integration, connection),
+      });
       runtime.logger?.info({ integration: done.integration, connection: done.connection }, 'OAuth connection authorized');
       const message = `Connection "${done.connection}" of integration "${done.integration}" is authorized. You can close this window.`;
       if ((c.req.header('accept') ?? '').includes('application/json')) return c.json({ status: 'connected', integration: done.integration, connection: done.connection });
@@ -36,21 +43,33 @@ export function connectionAuthorizeRoute(runtime: Runtime) {
   return async (c: Context<AppEnv>) => {
     const name = c.req.param('name')!;
     const connectionName = c.req.param('connection')!;
-    const integration = runtime.registry.get(name);
-    if (!integration) return c.json({ error: `no loaded integration named "${name}"` }, 404);
-    const def = integration.connections[connectionName];
-    if (!def) return c.json({ error: `integration ${name} has no connection "${connectionName}"` }, 404);
-    if (def.type !== 'hcm-oauth2') return c.json({ error: `connection "${connectionName}" is of type ${def.type}, which needs no browser authorization` }, 400);
-    let config: Record<string, unknown>;
+    let connection: ResolvedConnection;
     try {
-      config = (await evaluateTemplate(def.config, { trigger: {}, steps: {}, errors: {}, config: {}, execution: {}, state: {}, env: runtime.env })) as Record<string, unknown>;
+      connection = await resolveConnection(runtime, name, connectionName);
     } catch (err) {
-      return c.json({ error: `connection "${connectionName}": ${(err as Error).message}` }, 400);
+      const e = err as Error & { status?: number };
+      return c.json({ error: e.message }, (e.status ?? 400) as 400);
     }
     const redirectUri = callbackPath(runtime);
-    const { url, state } = startAuthorization({ integration: name, connection: { name: connectionName, type: def.type, config }, redirectUri, tokens: runtime.store.tokens });
+    const { url, state } = await beginAuthorization({ integration: name, connection, redirectUri, pending: statePendingAuthorizations(runtime.store) });
     return c.json({ url, state, redirectUri });
   };
+}
+
+/** The browser-authorizable connection of a loaded integration, its config evaluated. */
+async function resolveConnection(runtime: Runtime, name: string, connectionName: string): Promise<ResolvedConnection> {
+  const fail = (status: number, message: string) => Object.assign(new Error(message), { status });
+  const integration = runtime.registry.get(name);
+  if (!integration) throw fail(404, `no loaded integration named "${name}"`);
+  const def = integration.connections[connectionName];
+  if (!def) throw fail(404, `integration ${name} has no connection "${connectionName}"`);
+  if (def.type !== 'hcm-oauth2') throw fail(400, `connection "${connectionName}" is of type ${def.type}, which needs no browser authorization`);
+  try {
+    const config = (await evaluateTemplate(def.config, { trigger: {}, steps: {}, errors: {}, config: {}, execution: {}, state: {}, env: runtime.env })) as Record<string, unknown>;
+    return { name: connectionName, type: def.type, config };
+  } catch (err) {
+    throw fail(400, `connection "${connectionName}": ${(err as Error).message}`);
+  }
 }
 
 function escapeHtml(s: string): string {

@@ -24,6 +24,23 @@ export function isPostgresUrl(url: string | undefined): url is string {
   return !!url && /^postgres(ql)?:\/\//i.test(url);
 }
 
+/**
+ * `?schema=NAME` in a database URL selects the PostgreSQL schema (not a libpq parameter, so it is
+ * taken off the URL before connecting). Without it: undefined (the store's default, `public`).
+ */
+export function splitSchema(databaseUrl: string): { url: string; schema?: string } {
+  let u: URL;
+  try {
+    u = new URL(databaseUrl);
+  } catch {
+    return { url: databaseUrl };
+  }
+  const schema = u.searchParams.get('schema') ?? undefined;
+  if (schema === undefined) return { url: databaseUrl };
+  u.searchParams.delete('schema');
+  return { url: u.toString(), schema };
+}
+
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const secret = opts.secret ?? process.env[SECRET_ENV];
   if (opts.databaseUrl && !isPostgresUrl(opts.databaseUrl)) {
@@ -33,7 +50,8 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     let tokenKey: Buffer | undefined;
     if (secret) tokenKey = deriveKey(secret);
     else if (opts.dataDir) tokenKey = await loadTokenKey(opts.dataDir, {});
-    return PostgresStore.open({ databaseUrl: opts.databaseUrl, schema: opts.schema, tokenKey });
+    const { url, schema } = splitSchema(opts.databaseUrl);
+    return PostgresStore.open({ databaseUrl: url, schema: opts.schema ?? schema, tokenKey });
   }
   if (!opts.dataDir) throw new Error('no data directory given: pass --data DIR (SQLite) or --database-url postgres://… (PostgreSQL)');
   // Without a secret the key comes from `<dataDir>/secret.key`, loaded on first token use (after

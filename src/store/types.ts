@@ -94,6 +94,8 @@ export interface Store {
   getState(integration: string, key: string): Promise<unknown>;
   setState(integration: string, key: string, value: unknown): Promise<void>;
   deleteState(integration: string, key?: string): Promise<void>;
+  /** Reads and deletes one state entry at once (one caller gets it); undefined when absent. */
+  takeState?(integration: string, key: string): Promise<unknown>;
   /** The poll seen-set of an integration (bounded). */
   seenKeys(integration: string): Promise<Set<string>>;
   /**

@@ -48,6 +48,12 @@ export interface PostgresStoreOptions {
 
 type Row = Record<string, unknown>;
 type Queryable = Pick<PoolClient, 'query'>;
+
+/**
+ * Runs inside the transaction that records new executions (enqueue, commitPoll, …) after their
+ * rows were inserted: a shared queue records its jobs in the same commit (see runtime/pg-queue).
+ */
+export type EnqueueHook = (executions: NewExecution[], client: PoolClient) => Promise<void>;
 const EXEC_COLS = 'id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at';
 const SUMMARY_COLS = 'id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error';
 
@@ -69,6 +75,7 @@ export class PostgresStore implements Store {
   private scheduled = false;
   private inflight = new Set<Promise<void>>();
   private closed = false;
+  private enqueueHook?: EnqueueHook;
 
   private constructor(pool: pg.Pool, schema: string, tokenKey: (() => Buffer) | undefined) {
     this.pool = pool;
@@ -142,9 +149,17 @@ export class PostgresStore implements Store {
     await this.pool.end();
   }
 
+  /** Installs (or removes) the hook run in every transaction that inserts new executions. */
+  setEnqueueHook(hook: EnqueueHook | undefined): void {
+    this.enqueueHook = hook;
+  }
+
   // Executions -------------------------------------------------------------------------------
 
   private async insertExecutions(executions: NewExecution[], on: Queryable = this.pool): Promise<void> {
+    const hook = this.enqueueHook;
+    // With a hook the rows and what the hook writes commit together.
+    if (hook && on === this.pool) return this.tx((c) => this.insertExecutions(executions, c));
     const now = new Date().toISOString();
     const cols = executions.map((e) => columnsOf(queuedRecord(e, now), now));
     await this.q(
@@ -163,6 +178,7 @@ export class PostgresStore implements Store {
       ],
       on,
     );
+    if (hook) await hook(executions, on as PoolClient);
   }
 
   enqueue(executions: NewExecution[]): Promise<void> {
@@ -414,6 +430,14 @@ export class PostgresStore implements Store {
   async deleteState(integration: string, key?: string): Promise<void> {
     if (key === undefined) await this.q(`DELETE FROM ${this.t('trigger_state')} WHERE integration = $1`, [integration]);
     else await this.q(`DELETE FROM ${this.t('trigger_state')} WHERE integration = $1 AND key = $2`, [integration, key]);
+  }
+
+  async takeState(integration: string, key: string): Promise<unknown> {
+    const { rows } = await this.q<{ value: unknown }>(`DELETE FROM ${this.t('trigger_state')} WHERE integration = $1 AND key = $2 RETURNING value`, [
+      integration,
+      key,
+    ]);
+    return rows[0] ? rows[0].value : undefined;
   }
 
   async seenKeys(integration: string): Promise<Set<string>> {

@@ -1,6 +1,9 @@
 /**
  * Authorization-code flow: authorize URL (PKCE S256 always sent; servers that don't support it
- * ignore it), code exchange, and the pending-authorization map the `/oauth/callback` route uses.
+ * ignore it), code exchange, and pending authorizations (state → verifier …): in this process'
+ * memory (`startAuthorization`/`completeAuthorization`, used by `hcm-runner connect`), or in a
+ * shared store (`beginAuthorization`/`finishAuthorization`, used by the server's
+ * `/oauth/callback`, so a callback landing on another replica completes).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { ActionError } from '../../../common/errors.js';
@@ -106,3 +109,85 @@ export function hasPendingAuthorization(state: string): boolean {
 }
 
 export const pendingAuthorizations = { start: startAuthorization, complete: completeAuthorization, has: hasPendingAuthorization };
+
+// Pending authorizations in a shared store ---------------------------------------------------------
+
+/** What a callback needs to finish; no secret (the connection is resolved again on callback). */
+export interface PendingAuthorization {
+  integration: string;
+  /** The connection's name. */
+  connection: string;
+  redirectUri: string;
+  codeVerifier: string;
+  createdAt: number;
+}
+
+export interface PendingAuthorizationStore {
+  put(state: string, pending: PendingAuthorization): Promise<void>;
+  /** Returns and forgets the entry (single use). */
+  take(state: string): Promise<PendingAuthorization | undefined>;
+}
+
+/** The store's trigger-state table, structurally (the runtime's Store fits). */
+export interface StateTable {
+  getState(integration: string, key: string): Promise<unknown>;
+  setState(integration: string, key: string, value: unknown): Promise<void>;
+  deleteState(integration: string, key?: string): Promise<void>;
+  takeState?(integration: string, key: string): Promise<unknown>;
+}
+
+/** Not a valid integration name, so it never collides with an integration's state. */
+const PENDING_NAMESPACE = '~oauth-pending';
+
+/** Pending authorizations kept in the store's trigger-state table (shared by all replicas). */
+export function statePendingAuthorizations(table: StateTable): PendingAuthorizationStore {
+  return {
+    put: (state, p) => table.setState(PENDING_NAMESPACE, state, p),
+    take: async (state) => {
+      let value: unknown;
+      if (table.takeState) value = await table.takeState(PENDING_NAMESPACE, state);
+      else {
+        value = await table.getState(PENDING_NAMESPACE, state);
+        if (value !== undefined) await table.deleteState(PENDING_NAMESPACE, state);
+      }
+      return value && typeof value === 'object' ? (value as PendingAuthorization) : undefined;
+    },
+  };
+}
+
+/** Like startAuthorization, with the pending state in `pending` (shared across replicas). */
+export async function beginAuthorization(args: {
+  integration: string;
+  connection: ResolvedConnection;
+  redirectUri: string;
+  pending: PendingAuthorizationStore;
+}): Promise<{ url: string; state: string }> {
+  const state = b64url(randomBytes(24));
+  const { codeVerifier, codeChallenge } = createPkce();
+  const url = buildAuthorizeUrl(args.connection, { redirectUri: args.redirectUri, state, codeChallenge });
+  await args.pending.put(state, { integration: args.integration, connection: args.connection.name, redirectUri: args.redirectUri, codeVerifier, createdAt: Date.now() });
+  return { url, state };
+}
+
+/**
+ * The callback half for `beginAuthorization`: takes the pending entry (single use, expires after
+ * PENDING_TTL_MS), resolves the connection again on this replica, exchanges the code.
+ */
+export async function finishAuthorization(
+  state: string,
+  code: string,
+  opts: {
+    pending: PendingAuthorizationStore;
+    tokens: TokenStore;
+    resolveConnection(integration: string, connection: string): Promise<ResolvedConnection>;
+    redirectUri?: string;
+    signal?: AbortSignal;
+  },
+): Promise<{ integration: string; connection: string; storeKey: string }> {
+  const p = await opts.pending.take(state);
+  if (!p || Date.now() - p.createdAt > PENDING_TTL_MS) throw new ActionError('unknown or expired OAuth state: start the authorization again', { code: 'invalid_state' });
+  const connection = await opts.resolveConnection(p.integration, p.connection);
+  const storeKey = tokenStoreKey(connection);
+  await exchangeCode(connection, { code, redirectUri: opts.redirectUri ?? p.redirectUri, codeVerifier: p.codeVerifier }, opts.tokens, storeKey, opts.signal);
+  return { integration: p.integration, connection: connection.name, storeKey };
+}
