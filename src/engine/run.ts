@@ -30,7 +30,7 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   /** Aborts the run (shutdown); the current step's request is cancelled. */
   signal?: AbortSignal;
-  /** Called after each step with the record so far (stores persist progress). */
+  /** Called after each step but the last with the record so far (stores persist progress; the host saves the final record). */
   onProgress?: (record: ExecutionRecord) => void | Promise<void>;
   /** Every log entry, as it happens (structured logs). */
   onLog?: (entry: LogEntry, record: ExecutionRecord) => void;
@@ -124,10 +124,12 @@ class Run {
     } catch (err) {
       throw new Error(`config: ${(err as Error).message}`);
     }
-    for (const step of this.opts.steps ?? this.opts.integration.steps) {
+    const steps = this.opts.steps ?? this.opts.integration.steps;
+    for (let i = 0; i < steps.length; i++) {
       if (this.signal.aborted) throw new Error('execution interrupted by shutdown; it will be resumed');
-      await this.step(step);
-      await this.opts.onProgress?.(this.record);
+      await this.step(steps[i]!);
+      // Not after the last step: the host saves the finished record right away (one write less).
+      if (i < steps.length - 1) await this.opts.onProgress?.(this.record);
     }
   }
 

@@ -62,6 +62,8 @@ export class SqliteStore implements Store {
   readonly file: string;
   private readonly queue: WriteQueue;
   private closed = false;
+  /** Prepared statements of the hot paths, by SQL text (preparing costs more than running). */
+  private readonly statements = new Map<string, Database.Statement>();
 
   private constructor(
     readonly dataDir: string,
@@ -111,6 +113,12 @@ export class SqliteStore implements Store {
     return new SqliteStore(dir, db, opts.tokenKey, opts);
   }
 
+  private prepare(sql: string): Database.Statement {
+    let stmt = this.statements.get(sql);
+    if (!stmt) this.statements.set(sql, (stmt = this.db.prepare(sql)));
+    return stmt;
+  }
+
   private write<T>(kind: string, fn: () => T): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
     return this.queue.run(kind, fn);
@@ -136,7 +144,7 @@ export class SqliteStore implements Store {
 
   private insertExecutions(executions: NewExecution[]): void {
     const now = new Date().toISOString();
-    const stmt = this.db.prepare(
+    const stmt = this.prepare(
       `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at)
        VALUES (@id, @integration, 'queued', @test, @attempt, @trigger, @record, @queuedAt)`,
     );
@@ -154,11 +162,11 @@ export class SqliteStore implements Store {
 
   markRunning(id: string, attempt: number): Promise<ExecutionRecord | undefined> {
     return this.write('markRunning', () => {
-      const row = this.db.prepare(`SELECT ${EXEC_COLS} FROM executions WHERE id = ?`).get(id) as Row | undefined;
+      const row = this.prepare(`SELECT ${EXEC_COLS} FROM executions WHERE id = ?`).get(id) as Row | undefined;
       if (!row || isFinished(String(row.status))) return undefined;
       const now = new Date().toISOString();
       const record = runningRecord(recordFromRow(row as never), attempt, now);
-      this.db
+      this
         .prepare(
           `UPDATE executions SET status = 'running', attempt = ?, record = ?, started_at = ?,
              finished_at = NULL, duration_ms = NULL, error = NULL WHERE id = ?`,
@@ -171,7 +179,7 @@ export class SqliteStore implements Store {
   saveExecution(record: ExecutionRecord): Promise<void> {
     return this.write('saveExecution', () => {
       const c = columnsOf(record, new Date().toISOString());
-      this.db
+      this
         .prepare(
           `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error)
            VALUES (@id, @integration, @status, @test, @attempt, @trigger, @record, @queuedAt, @startedAt, @finishedAt, @durationMs, @error)
@@ -187,7 +195,7 @@ export class SqliteStore implements Store {
 
   getExecution(id: string): Promise<ExecutionRecord | undefined> {
     return this.read(() => {
-      const row = this.db.prepare(`SELECT ${EXEC_COLS} FROM executions WHERE id = ?`).get(id) as Row | undefined;
+      const row = this.prepare(`SELECT ${EXEC_COLS} FROM executions WHERE id = ?`).get(id) as Row | undefined;
       return row ? recordFromRow(row as never) : undefined;
     });
   }
@@ -276,7 +284,7 @@ export class SqliteStore implements Store {
 
   integrationForToken(token: string): Promise<string | undefined> {
     return this.read(() => {
-      const row = this.db.prepare('SELECT integration FROM webhook_tokens WHERE token = ?').get(token) as { integration: string } | undefined;
+      const row = this.prepare('SELECT integration FROM webhook_tokens WHERE token = ?').get(token) as { integration: string } | undefined;
       return row?.integration;
     });
   }
@@ -396,6 +404,13 @@ export class SqliteStore implements Store {
     });
   }
 
+  takeState(integration: string, key: string): Promise<unknown> {
+    return this.write('state', () => {
+      const row = this.db.prepare('DELETE FROM trigger_state WHERE integration = ? AND key = ? RETURNING value').get(integration, key) as { value: string } | undefined;
+      return row ? JSON.parse(row.value) : undefined;
+    });
+  }
+
   seenKeys(integration: string): Promise<Set<string>> {
     return this.read(
       () => new Set((this.db.prepare('SELECT key FROM poll_seen WHERE integration = ?').all(integration) as Array<{ key: string }>).map((r) => r.key)),
@@ -437,7 +452,7 @@ export class SqliteStore implements Store {
 
   /** @internal */
   _getTokenBlob(key: string): Promise<string | undefined> {
-    return this.read(() => (this.db.prepare('SELECT blob FROM tokens WHERE key = ?').get(key) as { blob: string } | undefined)?.blob);
+    return this.read(() => (this.prepare('SELECT blob FROM tokens WHERE key = ?').get(key) as { blob: string } | undefined)?.blob);
   }
 
   /** @internal */

@@ -1,0 +1,133 @@
+/** The integration files the benchmarks serve (written into a temporary folder per scenario). */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const HCM_CONNECTION = `connections:
+  hcm:
+    type: hcm-oauth2
+    authorizeUrl: { env: HCM_AUTHORIZE_URL }
+    tokenUrl: { env: HCM_TOKEN_URL }
+    apiUrl: { env: HCM_API_URL }
+    tenantId: sandbox
+    clientId: { env: HCM_CLIENT_ID }
+    clientSecret: { env: HCM_CLIENT_SECRET }
+    refreshToken: { env: HCM_REFRESH_TOKEN }
+`;
+
+/** Async webhook, one trivial step: what the intake scenario posts to. */
+export const intakeYaml = (name: string) => `name: ${name}
+trigger:
+  type: webhook
+  methods: [POST]
+steps:
+  - id: note
+    action: core.transform
+    inputs:
+      value: "{% $trigger.body.data.workerId %}"
+`;
+
+/** webhook → core.transform → HCM GET (sandbox). */
+export const e2eYaml = (name: string, mode: 'sync' | 'async') => `name: ${name}
+${HCM_CONNECTION}trigger:
+  type: webhook
+  methods: [POST]
+  response: { mode: ${mode} }
+steps:
+  - id: shape
+    action: core.transform
+    inputs:
+      value: "{% {'workerId': $trigger.body.data.workerId, 'source': $trigger.body.data.source} %}"
+  - id: worker
+    action: hcm.getStaffingWorkerById
+    connection: hcm
+    inputs:
+      workerId: "{% $steps.shape.workerId %}"
+`;
+
+/** Sync webhook with one trivial step: the sync overhead scenario. */
+export const syncYaml = (name: string) => `name: ${name}
+trigger:
+  type: webhook
+  methods: [POST]
+  response: { mode: sync }
+steps:
+  - id: answer
+    action: core.transform
+    inputs:
+      value: "{% {'executionId': $execution.id} %}"
+`;
+
+/** Sync webhook answering its version: the hot-reload scenario edits it. */
+export const reloadYaml = (name: string, version: number) => `name: ${name}
+trigger:
+  type: webhook
+  methods: [POST]
+  response: { mode: sync }
+steps:
+  - id: answer
+    action: core.transform
+    inputs:
+      value: { version: ${version} }
+`;
+
+export const scheduleYaml = (name: string) => `name: ${name}
+trigger:
+  type: schedule
+  every: 1s
+  overlap: allow
+steps:
+  - id: tick
+    action: core.transform
+    inputs:
+      value: "{% $trigger.scheduledAt %}"
+`;
+
+/** One of the 1 000 generated integrations: a mix of webhooks (with HCM steps) and schedules. */
+export function generatedYaml(i: number): string {
+  const name = `generated-${String(i).padStart(4, '0')}`;
+  if (i % 10 === 9) {
+    return `name: ${name}
+description: generated schedule ${i}
+trigger:
+  type: schedule
+  cron: "${i % 60} 3 * * *"
+steps:
+  - id: stamp
+    action: core.transform
+    inputs:
+      value: "{% {'at': $trigger.scheduledAt, 'n': ${i}} %}"
+`;
+  }
+  return `name: ${name}
+description: generated webhook ${i}
+${HCM_CONNECTION}config:
+  threshold: ${i}
+trigger:
+  type: webhook
+  methods: [POST, PUT]
+  response: { mode: ${i % 2 ? 'sync' : 'async'} }
+steps:
+  - id: check
+    action: core.transform
+    inputs:
+      value: "{% {'id': $trigger.body.data.workerId, 'big': $trigger.body.data.amount > $config.threshold} %}"
+  - id: worker
+    if: "{% $steps.check.big %}"
+    action: hcm.getStaffingWorkerById
+    connection: hcm
+    inputs:
+      workerId: "{% $steps.check.id %}"
+    retry: { maxAttempts: 3, delayMs: 200, backoff: exponential }
+  - id: reply
+    action: core.respond
+    inputs:
+      statusCode: 200
+      body: "{% {'worker': $steps.worker.descriptor, 'n': ${i}} %}"
+`;
+}
+
+export function writeIntegrations(dir: string, files: Record<string, string>): string {
+  mkdirSync(dir, { recursive: true });
+  for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
+  return dir;
+}

@@ -1,0 +1,684 @@
+/**
+ * `npm run bench` — measures the runner on this machine and writes docs/benchmarks.md.
+ *
+ *   npm run bench                      # every scenario, 10 s each (+3 s warm-up), writes docs/benchmarks.md
+ *   npm run bench -- --quick           # 2 s each (+1 s warm-up): a smoke run
+ *   npm run bench -- --only intake,sync --out -     # some scenarios, print instead of writing
+ *   npm run bench -- --only intake --profile /tmp/prof   # runner processes write .cpuprofile files there
+ *
+ * Flags: --duration S, --warmup S, --connections N, --rounds N (intake/sync: alternate bare and
+ * runner N times, keep the median), --database-url URL (PostgreSQL scenarios; default: the URL
+ * printed by scripts/ensure-postgres.sh for database hcm_bench), --no-pg, --json FILE.
+ *
+ * Every server under test runs in its own process (bench/targets/*), the load generator
+ * (autocannon) in this one: on a 2-core machine one core each.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, freemem, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { generatedYaml, intakeYaml, e2eYaml, reloadYaml, scheduleYaml, syncYaml, writeIntegrations } from './lib/integrations.js';
+import { load, summarize, type LoadResult } from './lib/load.js';
+import { repoRoot, startChild, type Child } from './lib/proc.js';
+import type { RunnerConfig } from './targets/runner.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    rounds: { type: 'string' },
+    only: { type: 'string' },
+    out: { type: 'string' },
+    json: { type: 'string' },
+    profile: { type: 'string' },
+    'database-url': { type: 'string' },
+    'no-pg': { type: 'boolean' },
+  },
+});
+
+const ALL = ['intake', 'e2e', 'sync', 'reload', 'load1000', 'schedule', 'pg'] as const;
+type Scenario = (typeof ALL)[number];
+const only = new Set<Scenario>((flags.only ? flags.only.split(',') : ALL).map((s) => s.trim() as Scenario));
+for (const s of only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(', ')}`);
+if (flags['no-pg']) only.delete('pg');
+
+const QUICK = !!flags.quick;
+const DURATION = Number(flags.duration ?? (QUICK ? 2 : 10));
+const WARMUP = Number(flags.warmup ?? (QUICK ? 1 : 3));
+const CONNECTIONS = Number(flags.connections ?? 64);
+const ROUNDS = Number(flags.rounds ?? 1);
+const RELOAD_EDITS = QUICK ? 10 : 50;
+const SCHEDULE_TICKS = QUICK ? 5 : 20;
+const OUT = flags.out ?? join(repoRoot, 'docs', 'benchmarks.md');
+const profileArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${flags.profile}`] : [];
+
+const tmp = mkdtempSync(join(tmpdir(), 'hcm-bench-'));
+const BODY = JSON.stringify({
+  event: 'worker.updated',
+  source: 'bench',
+  occurredAt: '2025-01-15T10:00:00.000Z',
+  workerId: 'Employee_ID=21001',
+  amount: 1200,
+  changes: ['businessTitle', 'location'],
+  comment: 'x'.repeat(120),
+});
+const JSON_HEADERS = { 'content-type': 'application/json' };
+const loadOpts = (url: string, extra: Partial<Parameters<typeof load>[0]> = {}) => ({
+  url,
+  method: 'POST',
+  headers: JSON_HEADERS,
+  body: BODY,
+  connections: CONNECTIONS,
+  durationSec: DURATION,
+  warmupSec: WARMUP,
+  ...extra,
+});
+
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '–');
+const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '–');
+const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US').replace(/,/g, ' ') : '–');
+const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
+
+function runner(name: string, cfg: Partial<RunnerConfig> & { dir: string }): Promise<Child<RunnerReady>> {
+  const dataDir = cfg.databaseUrl ? undefined : (cfg.dataDir ?? mkdtempSync(join(tmp, `data-${name}-`)));
+  return startChild<RunnerReady>('runner', { logLevel: 'info', ...cfg, dataDir }, { nodeArgs: ['--expose-gc', ...profileArgs] });
+}
+interface RunnerReady {
+  url: string;
+  adminToken: string;
+  webhooks: Record<string, { live: string; test: string }>;
+  startMs: number;
+  integrations: number;
+  storeKind: string;
+}
+interface Timings {
+  counts: Record<string, number>;
+  rows: Array<[number, number | null, number | null]>;
+}
+
+const median = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((a, b) => key(a) - key(b))[Math.floor((xs.length - 1) / 2)]!;
+
+// --- scenarios ---------------------------------------------------------------------------------
+
+interface IntakeResult {
+  /** Bare Hono, c.req.json(). */
+  bare: LoadResult;
+  /** Bare Hono, body read from the Node request + JSON.parse. */
+  bareRaw: LoadResult;
+  runner: LoadResult;
+  runnerWorking?: LoadResult;
+  recorded: number;
+  store: string;
+  /** Store write counters after the run (SQLite: commits, enqueue calls). */
+  stats?: Record<string, number>;
+  /** Runner CPU time (user + system) per accepted request over warm-up + measurement, µs. */
+  cpuPerRequestUs: number;
+}
+
+/** Async intake, durable: the runner with workers paused (intake alone) vs a bare Hono server. */
+async function intake(opts: { databaseUrl?: string; withWorkers?: boolean } = {}): Promise<IntakeResult> {
+  const dir = writeIntegrations(join(tmp, `intake-${opts.databaseUrl ? 'pg' : 'sqlite'}`), { 'intake.yaml': intakeYaml('bench-intake') });
+  const bares: LoadResult[] = [];
+  const bareRaws: LoadResult[] = [];
+  const runners: LoadResult[] = [];
+  let recorded = 0;
+  let store = '';
+  let stats: Record<string, number> | undefined;
+  let cpuPerRequestUs = NaN;
+  for (let round = 0; round < ROUNDS; round++) {
+    const bare = await startChild<{ webhookUrl: string; rawUrl: string }>('bare', {});
+    log(`intake: bare Hono (round ${round + 1})`);
+    bares.push(await load(loadOpts(bare.ready.webhookUrl)));
+    bareRaws.push(await load(loadOpts(bare.ready.rawUrl)));
+    await bare.stop();
+    // concurrency 0: nothing runs, every accepted request stays a durable `queued` row.
+    const r = await runner('intake', { dir, databaseUrl: opts.databaseUrl, limits: { concurrency: 0, backlog: 1e9 } });
+    store = r.ready.storeKind;
+    log(`intake: runner, ${store} (round ${round + 1})`);
+    const cpu0 = await r.call<number>('cpu');
+    const res = await load(loadOpts(r.ready.webhooks['bench-intake']!.live));
+    const cpu1 = await r.call<number>('cpu');
+    runners.push(res);
+    const t = await r.call<Timings>('timings', { integration: 'bench-intake' });
+    recorded = t.counts.queued ?? 0;
+    cpuPerRequestUs = (cpu1 - cpu0) / recorded;
+    stats = await r.call<Record<string, number>>('stats');
+    await r.stop();
+  }
+  const result: IntakeResult = { bare: median(bares, (x) => x.rps), bareRaw: median(bareRaws, (x) => x.rps), runner: median(runners, (x) => x.rps), recorded, store, stats, cpuPerRequestUs };
+  if (opts.withWorkers) {
+    const r = await runner('intake-work', { dir, databaseUrl: opts.databaseUrl, limits: { backlog: 1e9 } });
+    log('intake: runner with workers on (default concurrency)');
+    result.runnerWorking = await load(loadOpts(r.ready.webhooks['bench-intake']!.live));
+    await r.stop();
+  }
+  return result;
+}
+
+interface E2EResult {
+  limits: { concurrency: number; perIntegration: number };
+  sync: LoadResult;
+  async?: {
+    targetRate: number;
+    sent: LoadResult;
+    executions: number;
+    failed: number;
+    ratePerSec: number;
+    p50: number;
+    p99: number;
+    max: number;
+    leftUnfinished: number;
+  };
+  store: string;
+  /** Runner CPU time per execution in the closed loop (warm-up + measurement), µs. */
+  cpuPerExecutionUs: number;
+}
+
+/** webhook → core.transform → HCM GET against the sandbox (its own process). */
+async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
+  const dir = writeIntegrations(join(tmp, `e2e-${opts.databaseUrl ? 'pg' : 'sqlite'}`), {
+    'sync.yaml': e2eYaml('bench-e2e-sync', 'sync'),
+    'async.yaml': e2eYaml('bench-e2e-async', 'async'),
+  });
+  const sandbox = await startChild<{ apiUrl: string; tokenUrl: string; authorizeUrl: string; refreshToken: string }>('sandbox', {}, { nodeArgs: profileArgs });
+  const limits = { concurrency: CONNECTIONS, perIntegration: CONNECTIONS, backlog: 1e6 };
+  const r = await runner('e2e', {
+    dir,
+    databaseUrl: opts.databaseUrl,
+    limits,
+    env: {
+      HCM_API_URL: sandbox.ready.apiUrl,
+      HCM_TOKEN_URL: sandbox.ready.tokenUrl,
+      HCM_AUTHORIZE_URL: sandbox.ready.authorizeUrl,
+      HCM_CLIENT_ID: 'sandbox-client',
+      HCM_CLIENT_SECRET: 'sandbox-secret',
+      HCM_REFRESH_TOKEN: sandbox.ready.refreshToken,
+    },
+  });
+  try {
+    const syncUrl = r.ready.webhooks['bench-e2e-sync']!.live;
+    // One call first: the OAuth refresh happens once, then the access token is cached.
+    const first = await fetch(syncUrl, { method: 'POST', headers: JSON_HEADERS, body: BODY });
+    const firstBody = await first.text();
+    if (first.status !== 200) throw new Error(`e2e: the first sync call answered ${first.status}: ${firstBody}`);
+    log(`e2e (${r.ready.storeKind}): closed loop, sync mode, ${CONNECTIONS} connections`);
+    const cpu0 = await r.call<number>('cpu');
+    const sync = await load(loadOpts(syncUrl));
+    const cpu1 = await r.call<number>('cpu');
+    const syncRuns = await r.call<Timings>('timings', { integration: 'bench-e2e-sync' });
+    const result: E2EResult = { limits, sync, store: r.ready.storeKind, cpuPerExecutionUs: (cpu1 - cpu0) / (syncRuns.rows.length - 1) };
+
+    // Open loop at ~80 % of the closed-loop rate, async mode: latency from the stored records.
+    const targetRate = Math.max(50, Math.floor(sync.rps * 0.8));
+    log(`e2e (${r.ready.storeKind}): open loop, async mode, ${targetRate}/s`);
+    const sent = await load(loadOpts(r.ready.webhooks['bench-e2e-async']!.live, { overallRate: targetRate }));
+    // Let the queue drain (bounded), then read the records.
+    let t: Timings;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      t = await r.call<Timings>('timings', { integration: 'bench-e2e-async' });
+      if (((t.counts.queued ?? 0) + (t.counts.running ?? 0) === 0) || Date.now() > deadline) break;
+      await sleep(200);
+    }
+    const inWindow = t.rows.filter(([q]) => q >= sent.startedAt && q <= sent.endedAt);
+    const done = inWindow.filter(([, , f]) => f !== null) as Array<[number, number, number]>;
+    const finishedInWindow = t.rows.filter(([, , f]) => f !== null && f >= sent.startedAt && f <= sent.endedAt).length;
+    const lat = summarize(done.map(([q, , f]) => f - q));
+    result.async = {
+      targetRate,
+      sent,
+      executions: inWindow.length,
+      failed: t.counts.failed ?? 0,
+      ratePerSec: finishedInWindow / ((sent.endedAt - sent.startedAt) / 1000),
+      p50: lat.p50,
+      p99: lat.p99,
+      max: lat.max,
+      leftUnfinished: inWindow.length - done.length,
+    };
+    return result;
+  } finally {
+    await r.stop();
+    await sandbox.stop();
+  }
+}
+
+interface SyncResult {
+  bare: LoadResult;
+  runner: LoadResult;
+  /** Runner CPU per sync request, µs. */
+  cpuPerRequestUs: number;
+}
+
+/** Sync webhook with a trivial core.transform vs bare Hono, one connection: per-request overhead. */
+async function syncOverhead(): Promise<SyncResult> {
+  const dir = writeIntegrations(join(tmp, 'sync'), { 'sync.yaml': syncYaml('bench-sync') });
+  const bares: LoadResult[] = [];
+  const runners: LoadResult[] = [];
+  const cpus: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const bare = await startChild<{ rawUrl: string }>('bare', {});
+    log(`sync: bare Hono, 1 connection (round ${round + 1})`);
+    bares.push(await load(loadOpts(bare.ready.rawUrl, { connections: 1 })));
+    await bare.stop();
+    const r = await runner('sync', { dir });
+    log(`sync: runner, 1 connection (round ${round + 1})`);
+    const cpu0 = await r.call<number>('cpu');
+    runners.push(await load(loadOpts(r.ready.webhooks['bench-sync']!.live, { connections: 1 })));
+    const cpu1 = await r.call<number>('cpu');
+    const runs = await r.call<Timings>('timings', { integration: 'bench-sync' });
+    cpus.push((cpu1 - cpu0) / runs.rows.length);
+    await r.stop();
+  }
+  return { bare: median(bares, (x) => x.p50), runner: median(runners, (x) => x.p50), cpuPerRequestUs: median(cpus, (x) => x) };
+}
+
+interface ReloadResult {
+  mode: 'watcher' | 'api';
+  edits: number;
+  folderSize: number;
+  p50: number;
+  p99: number;
+  max: number;
+  apiP50?: number;
+  apiP99?: number;
+}
+
+/** File write → new behaviour live, over N edits. */
+async function reload(): Promise<ReloadResult> {
+  const dir = join(tmp, 'reload');
+  const files: Record<string, string> = { 'reload.yaml': reloadYaml('bench-reload', 0) };
+  for (let i = 0; i < 20; i++) files[`filler-${i}.yaml`] = generatedYaml(i);
+  writeIntegrations(dir, files);
+  const r = await runner('reload', { dir, env: { HCM_CLIENT_SECRET: 'x', HCM_REFRESH_TOKEN: 'x', HCM_API_URL: 'http://127.0.0.1:9', HCM_TOKEN_URL: 'http://127.0.0.1:9', HCM_AUTHORIZE_URL: 'http://127.0.0.1:9', HCM_CLIENT_ID: 'x' } });
+  const url = r.ready.webhooks['bench-reload']!.live;
+  const version = async () => ((await (await fetch(url, { method: 'POST' })).json()) as { version?: number }).version;
+  const apiReload = async () => {
+    const t = performance.now();
+    const res = await fetch(`${r.ready.url}/api/reload`, { method: 'POST', headers: { authorization: `Bearer ${r.ready.adminToken}` } });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`POST /api/reload answered ${res.status}`);
+    return performance.now() - t;
+  };
+  const waitFor = async (v: number, timeoutMs: number) => {
+    const deadline = performance.now() + timeoutMs;
+    while (performance.now() < deadline) {
+      if ((await version()) === v) return true;
+      await sleep(2);
+    }
+    return false;
+  };
+  try {
+    if ((await version()) !== 0) throw new Error('reload: unexpected initial answer');
+    // Is there a file watcher? Edit once and wait without calling the API.
+    await sleep(200);
+    writeFileSync(join(dir, 'reload.yaml'), reloadYaml('bench-reload', 1));
+    let mode: ReloadResult['mode'] = (await waitFor(1, 3000)) ? 'watcher' : 'api';
+    if (mode === 'api') {
+      await apiReload();
+      if (!(await waitFor(1, 3000))) throw new Error('reload: POST /api/reload did not apply the edit');
+    }
+    log(`reload: ${mode === 'watcher' ? 'file watcher detected' : 'no file watcher; measuring POST /api/reload'}, ${RELOAD_EDITS} edits`);
+    const times: number[] = [];
+    const api: number[] = [];
+    for (let i = 2; i < RELOAD_EDITS + 2; i++) {
+      await sleep(mode === 'watcher' ? 150 : 20); // let a watcher's debounce settle between edits
+      const t0 = performance.now();
+      writeFileSync(join(dir, 'reload.yaml'), reloadYaml('bench-reload', i));
+      if (mode === 'api') api.push(await apiReload());
+      if (!(await waitFor(i, 5000))) throw new Error(`reload: edit ${i} not live after 5 s`);
+      times.push(performance.now() - t0);
+    }
+    const s = summarize(times);
+    const a = summarize(api);
+    return { mode, edits: times.length, folderSize: Object.keys(files).length, p50: s.p50, p99: s.p99, max: s.max, apiP50: a.n ? a.p50 : undefined, apiP99: a.n ? a.p99 : undefined };
+  } finally {
+    await r.stop();
+  }
+}
+
+interface ManyResult {
+  count: number;
+  serverStartMs: number;
+  serverRss: number;
+  serverHeap: number;
+  baselineStartMs: number;
+  baselineRss: number;
+  loadFilesMs: number;
+  loadFilesRss: number;
+  loadFilesOk: number;
+}
+
+/** 1 000 generated integrations: startServer on the folder, and loadFiles in a fresh process. */
+async function many(): Promise<ManyResult> {
+  const count = 1000;
+  const files: Record<string, string> = {};
+  for (let i = 0; i < count; i++) files[`generated-${String(i).padStart(4, '0')}.yaml`] = generatedYaml(i);
+  const dir = writeIntegrations(join(tmp, 'many'), files);
+  const empty = writeIntegrations(join(tmp, 'empty'), {});
+  const env = { HCM_CLIENT_SECRET: 'x', HCM_REFRESH_TOKEN: 'x', HCM_API_URL: 'http://127.0.0.1:9', HCM_TOKEN_URL: 'http://127.0.0.1:9', HCM_AUTHORIZE_URL: 'http://127.0.0.1:9', HCM_CLIENT_ID: 'x' };
+
+  log('load1000: startServer on an empty folder (baseline)');
+  const base = await runner('empty', { dir: empty, env });
+  const baseMem = await base.call<NodeJS.MemoryUsage>('memory');
+  await base.stop();
+
+  log(`load1000: startServer on ${count} integrations`);
+  const r = await runner('many', { dir, env });
+  if (r.ready.integrations !== count) throw new Error(`load1000: ${r.ready.integrations} integrations loaded, expected ${count}`);
+  const mem = await r.call<NodeJS.MemoryUsage>('memory');
+  await r.stop();
+
+  log(`load1000: loadFiles in a fresh process`);
+  const lf = await startChild<{ ms: number; ok: number; memory: NodeJS.MemoryUsage }>('load-files', { dir });
+  await lf.stop();
+  if (lf.ready.ok !== count) throw new Error(`load1000: loadFiles compiled ${lf.ready.ok} of ${count}`);
+  return {
+    count,
+    serverStartMs: r.ready.startMs,
+    serverRss: mem.rss,
+    serverHeap: mem.heapUsed,
+    baselineStartMs: base.ready.startMs,
+    baselineRss: baseMem.rss,
+    loadFilesMs: lf.ready.ms,
+    loadFilesRss: lf.ready.memory.rss,
+    loadFilesOk: lf.ready.ok,
+  };
+}
+
+type ScheduleResult = { status: 'pending'; reason: string } | { status: 'measured'; ticks: number; p50: number; p99: number; max: number; min: number };
+
+/** `every: 1s`: firedAt − scheduledAt over ~20 ticks (needs the schedule loop). */
+async function schedule(): Promise<ScheduleResult> {
+  const dir = writeIntegrations(join(tmp, 'schedule'), { 'tick.yaml': scheduleYaml('bench-tick') });
+  const r = await runner('schedule', { dir });
+  try {
+    await sleep(3500);
+    const first = await r.call<Array<{ trigger: any }>>('triggers', { integration: 'bench-tick' });
+    if (first.length === 0) return { status: 'pending', reason: 'no schedule execution after 3.5 s: the schedule loop is not in this build yet' };
+    log(`schedule: waiting for ${SCHEDULE_TICKS} ticks`);
+    const deadline = Date.now() + (SCHEDULE_TICKS + 10) * 1000;
+    let rows = first;
+    while (rows.length < SCHEDULE_TICKS + 2 && Date.now() < deadline) {
+      await sleep(500);
+      rows = await r.call<Array<{ trigger: any }>>('triggers', { integration: 'bench-tick' });
+    }
+    const jitter = rows
+      .map((x) => Date.parse(x.trigger?.firedAt) - Date.parse(x.trigger?.scheduledAt))
+      .filter((x) => Number.isFinite(x))
+      .slice(1); // the first tick may race the start
+    if (jitter.length === 0) return { status: 'pending', reason: 'executions have no $trigger.scheduledAt / firedAt' };
+    const s = summarize(jitter);
+    return { status: 'measured', ticks: s.n, p50: s.p50, p99: s.p99, max: s.max, min: Math.min(...jitter) };
+  } finally {
+    await r.stop();
+  }
+}
+
+interface PgResult {
+  status: 'measured' | 'skipped';
+  reason?: string;
+  queue: 'pg-boss' | 'in-process';
+  intake?: IntakeResult;
+  e2e?: E2EResult;
+}
+
+function benchDatabaseUrl(): string {
+  if (flags['database-url']) return flags['database-url'];
+  const out = execFileSync('bash', [join(repoRoot, 'scripts', 'ensure-postgres.sh')], { env: { ...process.env, PGDATABASE_TEST: 'hcm_bench' }, encoding: 'utf8' });
+  return out.trim().split('\n').pop()!;
+}
+
+/** A fresh database each run: drop everything a previous run left in the bench database. */
+async function resetPgDatabase(url: string): Promise<void> {
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(`SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'`);
+    for (const r of rows) await client.query(`DROP SCHEMA IF EXISTS "${r.nspname}" CASCADE`);
+    await client.query('CREATE SCHEMA IF NOT EXISTS public');
+  } finally {
+    await client.end();
+  }
+}
+
+async function postgres(): Promise<PgResult> {
+  const queue = existsSync(join(repoRoot, 'src', 'runtime', 'pg-queue.ts')) ? 'pg-boss' : 'in-process';
+  let url: string;
+  try {
+    url = benchDatabaseUrl();
+    if (!/\/hcm_bench(\?|$)/.test(url) && !flags['database-url']) throw new Error(`unexpected URL ${url}`);
+    await resetPgDatabase(url);
+  } catch (err) {
+    return { status: 'skipped', queue, reason: `PostgreSQL not available: ${(err as Error).message.split('\n')[0]}` };
+  }
+  const intakeResult = await intake({ databaseUrl: url });
+  await resetPgDatabase(url);
+  const e2eResult = await e2e({ databaseUrl: url });
+  return { status: 'measured', queue, intake: intakeResult, e2e: e2eResult };
+}
+
+// --- report ------------------------------------------------------------------------------------
+
+interface Results {
+  intake?: IntakeResult;
+  e2e?: E2EResult;
+  sync?: SyncResult;
+  reload?: ReloadResult;
+  load1000?: ManyResult;
+  schedule?: ScheduleResult;
+  pg?: PgResult;
+}
+
+function git(args: string[]): string {
+  try {
+    return execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+const row = (cells: Array<string | number>) => `| ${cells.join(' | ')} |`;
+const loadRow = (label: string, r: LoadResult) =>
+  row([label, int(r.rps), f2(r.p50), f2(r.p99), f2(r.max), `${int(r.ok)} / ${int(r.requests)}${r.errors ? `, ${r.errors} errors` : ''}`]);
+const LOAD_HEAD = `| | requests/s | p50 ms | p99 ms | max ms | 2xx / all |\n|---|---|---|---|---|---|`;
+
+function report(res: Results, startedAt: Date, elapsedSec: number): string {
+  const commit = git(['rev-parse', '--short', 'HEAD']);
+  const dirty = git(['status', '--porcelain', '--', 'src']) ? ' + uncommitted changes in src/' : '';
+  const cpu = cpus();
+  const targets: string[][] = [];
+  const out: string[] = [];
+  out.push('# Benchmarks');
+  out.push('');
+  out.push('Generated by `npm run bench` (bench/run.ts) — edit the profiling notes in `bench/profiling.md`, not here.');
+  out.push('');
+  out.push('| | |\n|---|---|');
+  out.push(row(['Date', startedAt.toISOString()]));
+  out.push(row(['Commit', `${commit}${dirty}`]));
+  out.push(row(['Machine', `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${mb(totalmem())} RAM (${mb(freemem())} free at the end)`]));
+  out.push(row(['Node', process.version]));
+  out.push(row(['Load generator', `autocannon (programmatic), ${CONNECTIONS} connections unless noted, ${WARMUP} s warm-up + ${DURATION} s measured${QUICK ? ' (**--quick**: short runs, indicative only)' : ''}`]));
+  out.push(row(['Processes', 'the server under test and the load generator each in their own Node process; the HCM sandbox in a third']));
+  out.push(row(['Run time', `${Math.round(elapsedSec)} s`]));
+  out.push('');
+  out.push('Latencies are client-side (autocannon, per response, full precision) unless noted. Other processes on the machine (e.g. test runs) disturb the figures; compare numbers from the same run.');
+  out.push('');
+
+  if (res.intake) {
+    const i = res.intake;
+    const best = Math.max(i.bare.rps, i.bareRaw.rps);
+    const ratio = i.runner.rps / best;
+    targets.push(['Webhook intake ≥ 60 % of bare Hono requests/s', `${(ratio * 100).toFixed(0)} % (of the faster bare variant)`, ratio >= 0.6 ? 'yes' : 'no']);
+    out.push('## 1. Webhook intake (async, durable, SQLite)');
+    out.push('');
+    out.push('`POST /webhooks/{token}` with a ~300-byte JSON body; the runner answers `200 {"executionId"}` after the `queued` row is committed (WAL, `synchronous=FULL`, group commit). The workers are paused (`concurrency: 0`) so this is intake alone; the second runner row has them running the trivial step at the default concurrency. The bare Hono server is the same @hono/node-server with a route that parses the JSON body and answers the same 200 JSON, in two variants: idiomatic (`await c.req.json()`, through the web `Request`) and minimal (the body read straight from Node\'s `IncomingMessage`, as the runner does, then `JSON.parse`). The headline ratio is against the faster of the two.');
+    out.push('');
+    out.push(LOAD_HEAD);
+    out.push(loadRow('bare Hono, `c.req.json()`', i.bare));
+    out.push(loadRow('bare Hono, body from `IncomingMessage`', i.bareRaw));
+    out.push(loadRow('hcm-runner intake', i.runner));
+    if (i.runnerWorking) out.push(loadRow('hcm-runner intake, workers running', i.runnerWorking));
+    out.push('');
+    out.push(`**Ratio: ${(ratio * 100).toFixed(0)} % of the faster bare Hono's requests/s** (${((i.runner.rps / i.bare.rps) * 100).toFixed(0)} % of idiomatic, ${((i.runner.rps / i.bareRaw.rps) * 100).toFixed(0)} % of minimal; target ≥ 60 %). Rows recorded \`queued\` in the store: ${int(i.recorded)} (every accepted request of warm-up and measurement)${i.stats?.enqueueCommits ? `, in ${int(i.stats.enqueueCommits)} group commits (${f1(i.stats.enqueueCalls! / i.stats.enqueueCommits)} executions per commit)` : ''}. Runner CPU per accepted request: **${int(i.cpuPerRequestUs)} µs** (user + system; less sensitive to other load on the machine than requests/s).`);
+    out.push('');
+  }
+  if (res.e2e) out.push(...e2eSection('## 2. End to end: webhook → core.transform → HCM GET (SQLite)', res.e2e, targets, true));
+  if (res.sync) {
+    const s = res.sync;
+    const d50 = s.runner.p50 - s.bare.p50;
+    const d99 = s.runner.p99 - s.bare.p99;
+    targets.push(['Sync webhook overhead p50 < 1 ms', `${f2(d50)} ms`, d50 < 1 ? 'yes' : 'no']);
+    out.push('## 3. Sync webhook overhead');
+    out.push('');
+    out.push('One connection (requests back to back), so the latency is the per-request cost, not queueing. The runner runs a sync webhook with one `core.transform` step: intake, the queued row committed, the run (running row, progress, final record committed), the answer.');
+    out.push('');
+    out.push(LOAD_HEAD);
+    out.push(loadRow('bare Hono (body from `IncomingMessage`)', s.bare));
+    out.push(loadRow('hcm-runner, sync, 1 step', s.runner));
+    out.push('');
+    out.push(`**Overhead over bare Hono: p50 ${f2(d50)} ms, p99 ${f2(d99)} ms** (target p50 < 1 ms). Runner CPU per sync request: ${int(s.cpuPerRequestUs)} µs.`);
+    out.push('');
+  }
+  if (res.reload) {
+    const r = res.reload;
+    targets.push([`Hot reload p50 < 200 ms${r.mode === 'api' ? ' (POST /api/reload — no watcher yet)' : ''}`, `${f1(r.p50)} ms`, r.p50 < 200 ? 'yes' : 'no']);
+    out.push('## 4. Hot reload');
+    out.push('');
+    if (r.mode === 'watcher') {
+      out.push(`File watcher: write the file, then poll the (sync) webhook every ~2 ms until it answers the new version. ${r.edits} edits of one integration in a folder of ${r.folderSize} files.`);
+    } else {
+      out.push(`**No file watcher in this build**: measured write → \`POST /api/reload\` → polled the (sync) webhook until it answered the new version. ${r.edits} edits of one integration in a folder of ${r.folderSize} files. Re-run when the watcher lands (the scenario detects it).`);
+    }
+    out.push('');
+    out.push('| | p50 ms | p99 ms | max ms |\n|---|---|---|---|');
+    out.push(row(['write → new behaviour live', f1(r.p50), f1(r.p99), f1(r.max)]));
+    if (r.apiP50 !== undefined) out.push(row(['of which `POST /api/reload`', f1(r.apiP50), f1(r.apiP99!), '']));
+    out.push('');
+  }
+  if (res.load1000) {
+    const m = res.load1000;
+    targets.push(['1 000 integrations loaded < 2 s', `${f1(m.serverStartMs)} ms (startServer)`, m.serverStartMs < 2000 ? 'yes' : 'no']);
+    targets.push(['… under 300 MB', `${mb(m.serverRss)} RSS`, m.serverRss < 300 * 1048576 ? 'yes' : 'no']);
+    out.push('## 4b. 1 000 integrations');
+    out.push('');
+    out.push('Generated files (9 in 10 webhooks with an HCM connection, `if`, `retry`, `core.respond` and five expressions; 1 in 10 cron schedules), each process fresh. `startServer` includes opening a new SQLite store, compiling every file and creating the webhook tokens; RSS after a GC.');
+    out.push('');
+    out.push('| | time | RSS | heap used |\n|---|---|---|---|');
+    out.push(row(['`startServer`, empty folder (baseline)', `${f1(m.baselineStartMs)} ms`, mb(m.baselineRss), '']));
+    out.push(row([`\`startServer\`, ${m.count} integrations`, `${f1(m.serverStartMs)} ms`, mb(m.serverRss), mb(m.serverHeap)]));
+    out.push(row([`\`loadFiles\` alone (${m.loadFilesOk} compiled)`, `${f1(m.loadFilesMs)} ms`, mb(m.loadFilesRss), '']));
+    out.push('');
+  }
+  if (res.schedule) {
+    const s = res.schedule;
+    out.push('## 5. Schedule firing jitter');
+    out.push('');
+    if (s.status === 'pending') {
+      targets.push(['Schedule jitter (`every: 1s`)', 'pending', '–']);
+      out.push(`**Pending**: ${s.reason}. The scenario (\`every: 1s\`, firedAt − scheduledAt over ${SCHEDULE_TICKS} ticks) is in bench/run.ts and runs as soon as the schedule loop lands.`);
+    } else {
+      targets.push(['Schedule jitter (`every: 1s`), p99', `${f1(s.p99)} ms`, '(no target)']);
+      out.push(`\`every: 1s\`, \`$trigger.firedAt − $trigger.scheduledAt\` over ${s.ticks} ticks (the first tick dropped).`);
+      out.push('');
+      out.push('| min ms | p50 ms | p99 ms | max ms |\n|---|---|---|---|');
+      out.push(row([f1(s.min), f1(s.p50), f1(s.p99), f1(s.max)]));
+    }
+    out.push('');
+  }
+  if (res.pg) {
+    const p = res.pg;
+    out.push('## 6. PostgreSQL');
+    out.push('');
+    if (p.status === 'skipped') out.push(`Skipped: ${p.reason}.`);
+    else {
+      out.push(
+        p.queue === 'pg-boss'
+          ? 'PostgreSQL store and the pg-boss queue (`--database-url`), local PostgreSQL on the same machine (it shares the 2 cores).'
+          : '**The pg-boss queue is not in this build (pending)**: these figures are the PostgreSQL *store* with the in-process queue, i.e. what `--database-url` does today. Local PostgreSQL on the same machine (it shares the 2 cores).',
+      );
+      out.push('');
+      if (p.intake) {
+        out.push('Intake (workers paused):');
+        out.push('');
+        out.push(LOAD_HEAD);
+        out.push(loadRow('bare Hono, `c.req.json()`', p.intake.bare));
+        out.push(loadRow('bare Hono, body from `IncomingMessage`', p.intake.bareRaw));
+        out.push(loadRow('hcm-runner intake, PostgreSQL', p.intake.runner));
+        out.push('');
+        out.push(`Ratio: ${((p.intake.runner.rps / Math.max(p.intake.bare.rps, p.intake.bareRaw.rps)) * 100).toFixed(0)} % of the faster bare Hono.`);
+        out.push('');
+      }
+      if (p.e2e) out.push(...e2eSection('End to end on PostgreSQL:', p.e2e, undefined, false));
+    }
+    out.push('');
+  }
+
+  out.push('## Targets');
+  out.push('');
+  out.push('| Target | Measured | Met |\n|---|---|---|');
+  for (const t of targets) out.push(row(t));
+  out.push('');
+  const notes = join(repoRoot, 'bench', 'profiling.md');
+  if (existsSync(notes)) {
+    out.push(readFileSync(notes, 'utf8').trim());
+    out.push('');
+  }
+  out.push('## Reproduce');
+  out.push('');
+  out.push('```sh\nnpm run bench                 # everything, ~5 minutes; writes this file\nnpm run bench -- --quick      # 2 s per scenario\nnpm run bench -- --only intake,sync --out -   # a subset, printed\n```');
+  out.push('');
+  return out.join('\n');
+}
+
+function e2eSection(title: string, e: E2EResult, targets: string[][] | undefined, withTargets: boolean): string[] {
+  const out: string[] = [title, ''];
+  if (withTargets && targets) targets.push(['≥ 2 500 end-to-end executions/s (2 cores)', `${int(e.sync.rps)}/s (closed loop)`, e.sync.rps >= 2500 ? 'yes' : 'no']);
+  out.push(`Two steps: \`core.transform\`, then \`hcm.getStaffingWorkerById\` (OAuth bearer, access token cached) against the HCM sandbox in its own process. Runner limits: \`concurrency ${e.limits.concurrency}\`, \`integration-concurrency ${e.limits.perIntegration}\` (the defaults 16/4 would cap one integration at 4 runs at once).`);
+  out.push('');
+  out.push(`- **Closed loop** (sync mode, ${e.sync.connections} connections, each waits for its execution to finish): steady state by construction; latency = request → execution finished and answered.`);
+  out.push(LOAD_HEAD.replace('requests/s', 'executions/s'));
+  out.push(loadRow('closed loop, sync', e.sync));
+  out.push('');
+  out.push(`Runner CPU per execution (closed loop): **${int(e.cpuPerExecutionUs)} µs** (user + system; the sandbox and the load generator use their own).`);
+  out.push('');
+  if (e.async) {
+    const a = e.async;
+    out.push(`- **Open loop** (async mode at ${int(a.targetRate)} requests/s ≈ 80 % of the closed-loop rate): latency from the stored records, \`finishedAt − queuedAt\` of the ${int(a.executions)} executions queued in the measurement window.`);
+    out.push('');
+    out.push('| requests/s sent | executions finished/s | p50 ms | p99 ms | max ms | failed | unfinished |\n|---|---|---|---|---|---|---|');
+    out.push(row([int(a.sent.rps), int(a.ratePerSec), f1(a.p50), f1(a.p99), f1(a.max), a.failed, a.leftUnfinished]));
+    out.push('');
+  }
+  return out;
+}
+
+// --- main --------------------------------------------------------------------------------------
+
+const startedAt = new Date();
+const results: Results = {};
+try {
+  log(`scenarios: ${[...only].join(', ')}; ${DURATION} s (+${WARMUP} s warm-up), ${CONNECTIONS} connections; tmp ${tmp}`);
+  if (only.has('intake')) results.intake = await intake({ withWorkers: true });
+  if (only.has('e2e')) results.e2e = await e2e();
+  if (only.has('sync')) results.sync = await syncOverhead();
+  if (only.has('reload')) results.reload = await reload();
+  if (only.has('load1000')) results.load1000 = await many();
+  if (only.has('schedule')) results.schedule = await schedule();
+  if (only.has('pg')) results.pg = await postgres();
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+const md = report(results, startedAt, (Date.now() - startedAt.getTime()) / 1000);
+if (flags.json) writeFileSync(flags.json, JSON.stringify(results, null, 2));
+if (OUT === '-') process.stdout.write(md + '\n');
+else {
+  writeFileSync(OUT, md + '\n');
+  log(`wrote ${OUT}`);
+}
+process.exit(0);

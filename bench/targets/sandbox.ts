@@ -1,0 +1,17 @@
+/** The HCM sandbox in its own process (the HCM service the end-to-end scenario calls). */
+import { startSandbox } from '../../src/sandbox/index.js';
+import { serveParent } from '../lib/proc.js';
+
+const sb = await startSandbox({ port: 0, quiet: true, tokenLifetimeSec: 24 * 3600 });
+// The sandbox records every request for tests; drop them so a long run does not grow memory.
+setInterval(() => sb.clearRequests(), 500).unref();
+serveParent(
+  { url: sb.url, apiUrl: sb.apiUrl, tokenUrl: sb.tokenUrl, authorizeUrl: sb.authorizeUrl, refreshToken: sb.issueRefreshToken() },
+  {
+    requests: () => sb.requests.length,
+    stop: async () => {
+      await sb.close();
+      process.exit(0);
+    },
+  },
+);
