@@ -31,7 +31,7 @@ import {
   runningRecord,
   summaryFromRow,
   type StoreStats,
-} from '../sqlite/common.js';
+} from '../common.js';
 import { migrate, quoteIdent } from './migrations.js';
 
 export interface PostgresStoreOptions {

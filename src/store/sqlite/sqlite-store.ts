@@ -35,7 +35,7 @@ import {
   runningRecord,
   summaryFromRow,
   type StoreStats,
-} from './common.js';
+} from '../common.js';
 import { openError, writeError } from './errors.js';
 import { migrate } from './migrations.js';
 import { WriteQueue } from './write-queue.js';

@@ -3,8 +3,8 @@
  * a per-key async mutex, token generation and small normalisers.
  */
 import { randomBytes } from 'node:crypto';
-import type { ExecutionRecord, ExecutionStatus } from '../../engine/record.js';
-import type { ExecutionFilter, ExecutionSummary, NewExecution } from '../types.js';
+import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
+import type { ExecutionFilter, ExecutionSummary, NewExecution } from './types.js';
 
 export const STATUSES: readonly ExecutionStatus[] = ['queued', 'running', 'succeeded', 'failed'];
 export const DEFAULT_LIST_LIMIT = 50;
