@@ -2,12 +2,14 @@
  * `hcm-runner connect <integration> <connection>`: the OAuth 2.0 authorization-code flow.
  * Prints the authorize URL, waits for the redirect on `{public}/oauth/callback`, exchanges the
  * code and stores the tokens (encrypted) in the data directory. When `serve` is already running
- * on that address its own callback route finishes the flow instead (see docs/connectors/hcm.md).
+ * at the public URL, its own callback route finishes the flow instead.
  */
 import { createServer } from 'node:http';
+import { request } from 'undici';
 import { completeAuthorization, startAuthorization } from '../connectors/hcm/oauth/index.js';
 import { bareScope, resolveConnection } from '../engine/connections.js';
 import { parse, intFlag, UsageError } from './args.js';
+import { AdminClient } from './admin-client.js';
 import { findIntegration } from './find-integration.js';
 import { localServices } from './services.js';
 
@@ -21,7 +23,8 @@ URL, approve, and the browser returns to {public}/oauth/callback, where this com
   --data DIR      data directory (default ./data)
   --timeout SEC   how long to wait for the redirect (default 600)
 The redirect URL is HCM_RUNNER_PUBLIC_URL (default http://127.0.0.1:8080) + /oauth/callback;
-register it with the API client.`;
+register it with the API client. When 'hcm-runner serve' answers there, the command asks it
+for the authorize URL (admin API, HCM_RUNNER_ADMIN_TOKEN) and the server stores the tokens.`;
 
 export async function connectCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
@@ -39,8 +42,18 @@ export async function connectCommand(argv: string[]): Promise<number> {
   const def = integration.connections[connectionName];
   if (!def) throw new UsageError(`integration ${integration.name} has no connection "${connectionName}" (it has: ${Object.keys(integration.connections).join(', ') || 'none'})`);
   if (def.type !== 'hcm-oauth2') throw new UsageError(`connection ${connectionName} is of type ${def.type}; connect handles hcm-oauth2`);
-  const connection = await resolveConnection(integration, connectionName, bareScope());
 
+  const viaServer = await authorizeThroughServer(integration.name, connectionName);
+  if (viaServer) {
+    process.stdout.write(
+      `A running hcm-runner serve at ${viaServer.server} will finish the flow. Open this URL to authorize:\n\n  ${viaServer.url}\n\n` +
+        `Then check GET /api/integrations/${integration.name} or run a step that uses the connection.\n`,
+    );
+    return 0;
+  }
+
+  // Resolved here only for our own listener: with a server, the server resolves it.
+  const connection = await resolveConnection(integration, connectionName, bareScope());
   const services = await localServices(values.data as string);
   const callback = new URL('/oauth/callback', services.publicUrl);
   const { url } = startAuthorization({ integration: integration.name, connection, redirectUri: callback.href, tokens: services.tokens });
@@ -53,6 +66,21 @@ export async function connectCommand(argv: string[]): Promise<number> {
   } finally {
     await services.close();
   }
+}
+
+/**
+ * When `serve` answers at the public URL, the flow belongs to it: its /oauth/callback completes
+ * it and stores the tokens where every replica reads them. Needs HCM_RUNNER_ADMIN_TOKEN.
+ */
+async function authorizeThroughServer(integration: string, connection: string): Promise<{ server: string; url: string } | undefined> {
+  const client = new AdminClient();
+  try {
+    await request(`${client.base}/healthz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.body.dump());
+  } catch {
+    return undefined; // nothing listening: run our own callback listener
+  }
+  const answer = await client.call<{ url: string }>('POST', `/integrations/${encodeURIComponent(integration)}/connections/${encodeURIComponent(connection)}/authorize`);
+  return { server: client.base, url: answer.url };
 }
 
 /** Serves `/oauth/callback` until the redirect arrives (or the time is up). */

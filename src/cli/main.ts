@@ -50,7 +50,9 @@ export async function main(argv: string[]): Promise<number> {
       process.stderr.write(`hcm-runner ${name}: ${err.message}\n`);
       return 2;
     }
-    process.stderr.write(`hcm-runner ${name}: ${(err as Error).stack ?? String(err)}\n`);
+    // The message is written for the person at the terminal; the stack only on request.
+    const e = err as Error;
+    process.stderr.write(`hcm-runner ${name}: ${process.env.HCM_RUNNER_DEBUG ? (e.stack ?? String(err)) : (e.message ?? String(err))}\n`);
     return 1;
   }
 }

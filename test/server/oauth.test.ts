@@ -2,7 +2,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { fixtures, startTestServer, type TestServer } from './helpers.js';
+import { cliAsync } from '../helpers/cli.js';
+import { ADMIN, fixtures, startTestServer, type TestServer } from './helpers.js';
 
 let sb: Sandbox;
 let s: TestServer;
@@ -50,5 +51,18 @@ describe('OAuth callback', () => {
     const body = (await after.json()) as { data: unknown[] };
     expect(Array.isArray(body.data)).toBe(true);
     expect(body.data.length).toBeLessThanOrEqual(2);
+  });
+
+  it('hcm-runner connect hands the flow to the running server', async () => {
+    const r = await cliAsync(['connect', 'workers', 'hcm', '--dir', join(fixtures, 'oauth')], {
+      env: { HCM_RUNNER_PUBLIC_URL: s.publicUrl, HCM_RUNNER_ADMIN_TOKEN: ADMIN, HCM_AUTHORIZE_URL: sb.authorizeUrl, HCM_TOKEN_URL: sb.tokenUrl, HCM_API_URL: sb.apiUrl, HCM_CLIENT_SECRET: 'sandbox-secret' },
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const url = /^\s+(http\S+\/authorize\S*)$/m.exec(r.stdout)?.[1];
+    expect(url).toBeDefined();
+    expect(new URL(url!).searchParams.get('redirect_uri')).toBe(`${s.publicUrl}/oauth/callback`);
+    const done = await fetch(url!, { headers: { accept: 'application/json' } });
+    expect(await done.json()).toEqual({ status: 'connected', integration: 'workers', connection: 'hcm' });
   });
 });
