@@ -322,11 +322,19 @@ export function retryPolicy(raw: Obj): RetryPolicy {
   };
 }
 
+const timeZoneValidity = new Map<string, boolean>();
+
+/** Whether `tz` is an IANA zone Intl knows; cached because building a formatter is costly. */
 export function isValidTimeZone(tz: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
+  let valid = timeZoneValidity.get(tz);
+  if (valid === undefined) {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: tz });
+      valid = true;
+    } catch {
+      valid = false;
+    }
+    timeZoneValidity.set(tz, valid);
   }
+  return valid;
 }

@@ -3,7 +3,7 @@
  * expressions (once, at load), `{env: NAME, default}` becomes an env lookup for run time, objects
  * and arrays recurse. A syntax error is reported at the expression's line and column.
  */
-import jsonata from 'jsonata';
+import jsonata, { type Expression } from 'jsonata';
 import type { ValueTemplate } from './types.js';
 import type { YamlSource } from './yaml-source.js';
 import { joinPointer } from './yaml-source.js';
@@ -26,12 +26,28 @@ export function isEnvValue(value: unknown): value is { env: string; default?: un
   return typeof (value as { env?: unknown }).env === 'string' && keys.every((k) => k === 'env' || k === 'default');
 }
 
+/**
+ * Compiled expressions by source text. Integrations repeat the same mappings a lot, and a
+ * compiled expression keeps no state between evaluations (we never `assign` on it), so one
+ * compiled copy serves every place it is written.
+ */
+const compiledExpressions = new Map<string, Expression>();
+
+function compileExpression(body: string): Expression {
+  let e = compiledExpressions.get(body);
+  if (!e) {
+    e = jsonata(body, expressionLimits);
+    compiledExpressions.set(body, e);
+  }
+  return e;
+}
+
 export function compileTemplate(value: unknown, pointer: string, src: YamlSource, problems: ProblemSink): ValueTemplate {
   const body = expressionBody(value);
   if (body !== undefined) {
     const position = src.positionOf(pointer);
     try {
-      const expression = jsonata(body, expressionLimits);
+      const expression = compileExpression(body);
       return { kind: 'expr', source: body.trim(), expression, pointer, position };
     } catch (err) {
       const e = err as { message?: string; position?: number; token?: string };

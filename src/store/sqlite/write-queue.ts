@@ -31,12 +31,23 @@ export class WriteQueue {
   private pending: Op[] = [];
   private scheduled = false;
   private closed = false;
+  /** The transaction-control statements, prepared once: `exec` would parse them on every write. */
+  private readonly sql: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Database.Statement>;
 
   constructor(
     private readonly db: Database.Database,
     private readonly hooks: WriteQueueHooks,
     private readonly maxBatch = 500,
-  ) {}
+  ) {
+    this.sql = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT w'),
+      release: db.prepare('RELEASE w'),
+      rollbackTo: db.prepare('ROLLBACK TO w'),
+    };
+  }
 
   run<T>(kind: string, fn: () => T): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
@@ -57,18 +68,19 @@ export class WriteQueue {
     this.pending = [];
     if (ops.length === 0) return;
     const db = this.db;
+    const sql = this.sql;
     let batchError: unknown;
     try {
-      db.exec('BEGIN IMMEDIATE');
+      sql.begin.run();
     } catch (err) {
       batchError = err;
     }
     if (batchError === undefined) {
       for (const op of ops) {
-        db.exec('SAVEPOINT w');
+        sql.savepoint.run();
         try {
           op.result = op.fn();
-          db.exec('RELEASE w');
+          sql.release.run();
         } catch (err) {
           if (!db.inTransaction) {
             // SQLite rolled back the whole transaction (SQLITE_FULL, IOERR, …): nothing is kept.
@@ -78,8 +90,8 @@ export class WriteQueue {
           op.failed = true;
           op.error = err;
           try {
-            db.exec('ROLLBACK TO w');
-            db.exec('RELEASE w');
+            sql.rollbackTo.run();
+            sql.release.run();
           } catch (err2) {
             batchError = err2;
             break;
@@ -88,14 +100,14 @@ export class WriteQueue {
       }
       if (batchError === undefined) {
         try {
-          db.exec('COMMIT');
+          sql.commit.run();
         } catch (err) {
           batchError = err;
         }
       }
       if (batchError !== undefined && db.inTransaction) {
         try {
-          db.exec('ROLLBACK');
+          sql.rollback.run();
         } catch {
           /* already rolled back */
         }
