@@ -35,6 +35,11 @@ export function webhookHandler(runtime: Runtime) {
           body: JSON.stringify({ error: err.message }),
         });
       }
+      if (isStorageUnavailable(err)) {
+        // A full or read-only data directory is the operator's to fix; callers should retry later.
+        runtime.logger?.error({ err: (err as Error).message }, 'webhook refused: storage unavailable');
+        return send(c, { status: 503, headers: { 'retry-after': '30', 'content-type': 'application/json' }, body: JSON.stringify({ error: (err as Error).message }) });
+      }
       runtime.logger?.error({ err: (err as Error).message }, 'webhook intake failed');
       return send(c, { status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: `internal error: ${(err as Error).message}` }) });
     }
@@ -170,4 +175,10 @@ function decodePath(p: string): string {
   } catch {
     return p;
   }
+}
+
+/** Storage errors (SQLite/PostgreSQL codes) that mean "not now", not "this request is wrong". */
+function isStorageUnavailable(err: unknown): boolean {
+  const code = String((err as { code?: unknown })?.code ?? '');
+  return /^(SQLITE_FULL|SQLITE_READONLY|SQLITE_IOERR|ENOSPC|EROFS|53100|53200|57P03|08006)/.test(code);
 }

@@ -87,6 +87,7 @@ describe('the disk fills up while serving', () => {
       const post = (n: number) =>
         fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n, pad: 'p'.repeat(32 * 1024) }) }).then(async (r) => ({
           status: r.status,
+          headers: Object.fromEntries(r.headers),
           body: (await r.json()) as { executionId?: string; error?: string },
         }));
       expect((await post(0)).status).toBe(200);
@@ -98,7 +99,8 @@ describe('the disk fills up while serving', () => {
       const refused = answers.filter((a) => a.status !== 200);
       expect(refused.length).toBeGreaterThan(0);
       for (const r of refused) {
-        expect(r.status).toBeGreaterThanOrEqual(500);
+        expect(r.status).toBe(503);
+        expect(r.headers['retry-after']).toBe('30');
         expect(r.body.error).toMatch(/data directory ".*" is full .*free disk space/);
         expect(r.body.executionId).toBeUndefined(); // nothing was promised
       }

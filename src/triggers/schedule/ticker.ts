@@ -45,6 +45,11 @@ export class Ticker {
   private fire(tick: Date): void {
     if (this.stopped) return;
     const now = this.clock.now();
+    // Timers may fire a millisecond before the wall clock reaches the tick: wait out the rest.
+    if (now < tick.getTime()) {
+      this.handle = this.clock.setTimer(() => this.fire(tick), tick.getTime() - now);
+      return;
+    }
     let next = stepFrom(this.timing, tick);
     if (next && next.getTime() <= now) next = nextRunAfter(this.timing, now);
     this.arm(next);
