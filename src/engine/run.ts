@@ -170,6 +170,8 @@ class Run {
       this.scope.steps[step.id] = results;
       this.record.result = results;
       finish('succeeded');
+      // Engine events are debug entries: in the execution's log, not in the process log.
+      this.log('debug', `step ${step.id} (${step.action.key}) succeeded in ${rec.durationMs} ms${rec.attempts && rec.attempts > 1 ? ` after ${rec.attempts} attempts` : ''}`, step.id);
     } catch (err) {
       if (err instanceof StopSignal) {
         finish('succeeded');

@@ -44,6 +44,10 @@ describe('steps', () => {
       ['b', 'succeeded', 41],
     ]);
     expect(r.result).toBe(41);
+    expect(r.log.map((l) => [l.level, l.step, l.message.replace(/[\d.]+ ms/, 'N ms')])).toEqual([
+      ['debug', 'a', 'step a (core.transform) succeeded in N ms'],
+      ['debug', 'b', 'step b (core.transform) succeeded in N ms'],
+    ]);
     expect(r.steps[0]!.startedAt <= r.steps[0]!.finishedAt!).toBe(true);
   });
 
