@@ -1,12 +1,12 @@
 /** `hcm-runner run` and `hcm-runner connect` end to end, as child processes. */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { bin, cli, cliAsync, repoRoot } from '../helpers/cli.js';
+import { freePort } from '../helpers/net.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'hcm-cli-'));
 const payload = (name: string, value: unknown) => {
@@ -91,13 +91,6 @@ describe('hcm-runner connect', () => {
   });
 });
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as { port: number };
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 async function until<T>(fn: () => T | undefined, timeoutMs = 20_000): Promise<T> {
   const end = Date.now() + timeoutMs;

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { startTestServer, type TestServer } from '../server/helpers.js';
+import { sandboxEnv } from '../helpers/sandbox-env.js';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'hcm');
 let sb: Sandbox;
@@ -17,14 +18,7 @@ beforeAll(async () => {
   sb = await startSandbox({ port: 0, quiet: true });
   s = await startTestServer({
     dir,
-    env: {
-      HCM_AUTHORIZE_URL: sb.authorizeUrl,
-      HCM_TOKEN_URL: sb.tokenUrl,
-      HCM_API_URL: sb.apiUrl,
-      HCM_CLIENT_ID: 'sandbox-client',
-      HCM_CLIENT_SECRET: 'sandbox-secret',
-      HCM_REFRESH_TOKEN: sb.issueRefreshToken(),
-    },
+    env: sandboxEnv(sb, { refreshToken: sb.issueRefreshToken() }),
   });
   // Token obtained once, before any fault is injected (a busy machine may need a second try).
   let warm = await call();

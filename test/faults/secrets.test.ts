@@ -9,13 +9,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { bin, repoRoot } from '../helpers/cli.js';
 import { poll, tempDir } from '../server/helpers.js';
+import { freePort } from '../helpers/net.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'secrets');
 const secret = (label: string) => `${label}-${randomBytes(12).toString('hex')}`;
@@ -34,13 +34,6 @@ let stderr = '';
 let initialRefreshToken: string;
 const apiAnswers: string[] = [];
 
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 async function api(path: string, method = 'GET'): Promise<any> {
   const res = await fetch(`${url}/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });

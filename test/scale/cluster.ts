@@ -5,10 +5,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 import { ADMIN, poll, root } from '../server/helpers.js';
+import { freePort } from '../helpers/net.js';
+export { freePort };
 
 export { ADMIN, poll, root };
 export const scaleFixtures = join(root, 'test', 'fixtures', 'scale');
@@ -20,16 +21,6 @@ export function databaseUrl(): string {
   return url;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-    srv.once('error', reject);
-  });
-}
 
 export interface Replica {
   id: string;

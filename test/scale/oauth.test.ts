@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { postJson, scaleFixtures, startCluster, type Cluster } from './cluster.js';
+import { sandboxEnv } from '../helpers/sandbox-env.js';
 
 let sb: Sandbox;
 let c: Cluster;
@@ -17,14 +18,7 @@ beforeAll(async () => {
   c = await startCluster({
     dir: join(scaleFixtures, 'oauth'),
     replicas: 3,
-    env: {
-      HCM_AUTHORIZE_URL: sb.authorizeUrl,
-      HCM_TOKEN_URL: sb.tokenUrl,
-      HCM_API_URL: sb.apiUrl,
-      HCM_CLIENT_ID: 'sandbox-client',
-      HCM_CLIENT_SECRET: 'sandbox-secret',
-      HCM_REFRESH_TOKEN: sb.issueRefreshToken(),
-    },
+    env: sandboxEnv(sb, { refreshToken: sb.issueRefreshToken() }),
   });
 });
 afterAll(async () => {

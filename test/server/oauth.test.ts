@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { cliAsync } from '../helpers/cli.js';
+import { sandboxEnv } from '../helpers/sandbox-env.js';
 import { ADMIN, fixtures, startTestServer, type TestServer } from './helpers.js';
 
 let sb: Sandbox;
@@ -11,7 +12,7 @@ beforeAll(async () => {
   sb = await startSandbox({ port: 0, quiet: true });
   s = await startTestServer({
     dir: join(fixtures, 'oauth'),
-    env: { HCM_AUTHORIZE_URL: sb.authorizeUrl, HCM_TOKEN_URL: sb.tokenUrl, HCM_API_URL: sb.apiUrl, HCM_CLIENT_ID: 'sandbox-client', HCM_CLIENT_SECRET: 'sandbox-secret' },
+    env: sandboxEnv(sb),
   });
 });
 afterAll(async () => {
@@ -55,7 +56,7 @@ describe('OAuth callback', () => {
 
   it('hcm-runner connect hands the flow to the running server', async () => {
     const r = await cliAsync(['connect', 'workers', 'hcm', '--dir', join(fixtures, 'oauth')], {
-      env: { HCM_RUNNER_PUBLIC_URL: s.publicUrl, HCM_RUNNER_ADMIN_TOKEN: ADMIN, HCM_AUTHORIZE_URL: sb.authorizeUrl, HCM_TOKEN_URL: sb.tokenUrl, HCM_API_URL: sb.apiUrl, HCM_CLIENT_SECRET: 'sandbox-secret' },
+      env: { ...sandboxEnv(sb), HCM_RUNNER_PUBLIC_URL: s.publicUrl, HCM_RUNNER_ADMIN_TOKEN: ADMIN },
     });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);

@@ -5,10 +5,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADMIN, fixtures, poll, root, slowUpstream, tempDir, type SlowUpstream } from './helpers.js';
+import { freePort } from '../helpers/net.js';
 
 const children: ChildProcess[] = [];
 const cleanups: Array<() => unknown> = [];
@@ -17,16 +17,6 @@ afterAll(async () => {
   for (const f of cleanups) await f();
 });
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-    srv.once('error', reject);
-  });
-}
 
 function serve(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
   let out = '';
