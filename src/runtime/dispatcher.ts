@@ -178,8 +178,9 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   }
 
   /**
-   * Re-queues what a previous process left queued or running. A `running` one was interrupted
-   * mid-run: it runs again as attempt+1 (at-least-once). A `queued` one never started: same attempt.
+   * Re-queues what a previous process left queued or running, each as attempt + 1 (the issue's
+   * rule for recovery): `$execution.attempt > 1` tells a step it may be running after a crash,
+   * whether the previous process had started it or not (at-least-once).
    */
   async recover(): Promise<number> {
     // A shared queue knows which executions are owned by a live replica; it resumes only the rest.
@@ -187,7 +188,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     const unfinished = await this.store.unfinishedExecutions();
     if (unfinished.length === 0) return 0;
     this.queue.push(
-      unfinished.map((r) => ({ id: r.id, integration: r.integration, attempt: r.status === 'running' ? r.attempt + 1 : r.attempt, recovered: true })),
+      unfinished.map((r) => ({ id: r.id, integration: r.integration, attempt: r.attempt + 1, recovered: true })),
     );
     this.logger?.info({ count: unfinished.length }, 'resuming executions left unfinished by the previous process');
     return unfinished.length;
