@@ -9,10 +9,15 @@ export interface BinaryValue {
   filename?: string;
 }
 
+/**
+ * `size` may be missing when a value is built in an expression (`{'contentType': …, 'base64': …}`):
+ * the bytes say how many there are, so only `contentType` and `base64` are required — the same
+ * rule as the inputs' JSON Schema (definition/action-schema.ts).
+ */
 export function isBinaryValue(value: unknown): value is BinaryValue {
   if (!value || typeof value !== 'object') return false;
   const v = value as Record<string, unknown>;
-  return typeof v.base64 === 'string' && typeof v.contentType === 'string' && typeof v.size === 'number';
+  return typeof v.base64 === 'string' && typeof v.contentType === 'string' && (v.size === undefined || typeof v.size === 'number');
 }
 
 export function binaryFromBytes(bytes: Uint8Array, contentType: string, filename?: string): BinaryValue {

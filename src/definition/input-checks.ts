@@ -57,18 +57,34 @@ export function checkInputs(
       continue;
     }
     if (isDynamic(value)) continue;
-    const validate = inputValidator(action, name);
-    if (!validate(value)) {
-      const first = explainErrors(validate.errors ?? [])[0];
-      const detail = first && first.pointer ? ` (${first.pointer.slice(1).replace(/\//g, '.')}: ${first.message.replace(/^.*? must/, 'must')})` : '';
-      problems.add(at, `input "${name}" of ${action.key} must be ${describeInput(decl)}${detail}; got ${preview(value)}`);
-    }
+    const checked = checkInputValue(action, name, value);
+    if ('problem' in checked) problems.add(at, `input "${name}" of ${action.key} ${checked.problem}`);
   }
   for (const [name, decl] of Object.entries(action.inputs)) {
     if (decl.required && !(name in inputs)) {
       problems.add(inputsWritten ? pointer : pointer.replace(/\/inputs$/, ''), `${action.key} needs input "${name}" (${decl.label ?? describeInput(decl)})`, undefined, inputsWritten ? 'key' : 'value');
     }
   }
+}
+
+/**
+ * One input value against its declaration — the same check at load time (literals) and at run
+ * time (evaluated values): dates are read as anything Date understands (ISO-8601, epoch ms) and
+ * normalised to ISO-8601, then the value is checked against the input's JSON Schema.
+ */
+export function checkInputValue(action: ActionDeclaration, name: string, value: unknown): { value: unknown } | { problem: string } {
+  const decl = action.inputs[name]!;
+  let v = value;
+  if (decl.type === 'date' && (typeof v === 'string' || typeof v === 'number')) {
+    const d = new Date(v);
+    if (Number.isNaN(d.getTime())) return { problem: `must be a date (ISO-8601 or epoch milliseconds); got ${preview(value)}` };
+    v = d.toISOString();
+  }
+  const validate = inputValidator(action, name);
+  if (validate(v)) return { value: v };
+  const first = explainErrors(validate.errors ?? [])[0];
+  const detail = first?.pointer ? ` (${first.pointer.slice(1).replace(/\//g, '.')}: ${first.message.replace(/^.*? must/, 'must')})` : '';
+  return { problem: `must be ${describeInput(decl)}${detail}; got ${preview(value)}` };
 }
 
 function preview(value: unknown): string {

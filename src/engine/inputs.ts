@@ -5,9 +5,7 @@
  */
 import { ActionError } from '../common/errors.js';
 import type { ActionDeclaration } from '../connectors/types.js';
-import { describeInput } from '../definition/action-schema.js';
-import { inputValidator } from '../definition/input-checks.js';
-import { explainErrors } from '../definition/schema-validator.js';
+import { checkInputValue } from '../definition/input-checks.js';
 
 export function prepareInputs(action: ActionDeclaration, evaluated: unknown): Record<string, unknown> {
   const given = (evaluated && typeof evaluated === 'object' ? evaluated : {}) as Record<string, unknown>;
@@ -19,14 +17,9 @@ export function prepareInputs(action: ActionDeclaration, evaluated: unknown): Re
       if (decl.required) throw new ActionError(`input "${name}" is required but has no value`, { code: 'invalid_input' });
       continue;
     }
-    if (decl.type === 'date') value = normalizeDate(name, value);
-    const validate = inputValidator(action, name);
-    if (!validate(value)) {
-      const first = explainErrors(validate.errors ?? [])[0];
-      const detail = first?.pointer ? ` (${first.pointer.slice(1).replace(/\//g, '.')}: ${first.message.replace(/^.*? must/, 'must')})` : '';
-      throw new ActionError(`input "${name}" must be ${describeInput(decl)}${detail}; got ${preview(value)}`, { code: 'invalid_input' });
-    }
-    inputs[name] = value;
+    const checked = checkInputValue(action, name, value);
+    if ('problem' in checked) throw new ActionError(`input "${name}" ${checked.problem}`, { code: 'invalid_input' });
+    inputs[name] = checked.value;
   }
   for (const name of Object.keys(given)) {
     if (!(name in action.inputs) && given[name] !== undefined) {
@@ -34,17 +27,4 @@ export function prepareInputs(action: ActionDeclaration, evaluated: unknown): Re
     }
   }
   return inputs;
-}
-
-/** Dates are sent as ISO-8601: accept anything Date can read, and epoch milliseconds. */
-function normalizeDate(name: string, value: unknown): unknown {
-  if (typeof value !== 'string' && typeof value !== 'number') return value;
-  const d = new Date(value);
-  if (Number.isNaN(d.getTime())) throw new ActionError(`input "${name}" must be a date (ISO-8601), got ${preview(value)}`, { code: 'invalid_input' });
-  return d.toISOString();
-}
-
-function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
 }

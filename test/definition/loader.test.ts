@@ -104,6 +104,14 @@ describe('action inputs', () => {
     expect(bad.message).toMatch(/must be an integer from 200 to 599; got "200"/);
   });
 
+  it('reads dates the same way at load time as at run time', () => {
+    const conn = `connections:\n  hcm: { type: hcm-oauth2, authorizeUrl: a, tokenUrl: b, apiUrl: c, clientId: d, clientSecret: e }\n`;
+    const step = (date: string) => `name: t\n${conn}trigger: { type: webhook }\nsteps:\n  - id: a\n    action: hcm.initiateJobChange\n    inputs: { workerId: w, effectiveDate: ${date} }\n`;
+    expect(problems(step('2024-06-01'))).toEqual([]);
+    expect(problems(step('1717200000000'))).toEqual([]);
+    expect(only(step('garbage')).message).toMatch(/input "effectiveDate" of hcm.initiateJobChange must be a date \(ISO-8601 or epoch milliseconds\); got "garbage"/);
+  });
+
   it('requires required inputs and names them', () => {
     expect(only(`${head}steps:\n  - id: a\n    action: core.fail\n`).message).toMatch(/core.fail needs input "message"/);
   });

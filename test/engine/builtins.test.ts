@@ -74,6 +74,14 @@ describe('built-in actions', () => {
     expect(r.result).toMatchObject({ status: 201, body: { id: 7 }, headers: { 'x-id': '7' } });
   });
 
+  it('core.http sends a binary value built in an expression (no size) as its bytes', async () => {
+    seen.length = 0;
+    const r = await run(webhook(`  - id: h\n    action: core.http\n    inputs:\n      url: ${base}/upload\n      method: PUT\n      data: "{% {'contentType': 'text/plain', 'base64': 'aGk='} %}"\n`));
+    expect(r.status).toBe('succeeded');
+    expect(seen[0]).toMatchObject({ method: 'PUT', body: 'hi' });
+    expect(seen[0]!.headers['content-type']).toBe('text/plain');
+  });
+
   it('core.http reads text and binary responses', async () => {
     const r = await run(
       webhook(`  - id: t\n    action: core.http\n    inputs: { url: ${base}/text, responseType: text }\n  - id: b\n    action: core.http\n    inputs: { url: ${base}/bin, responseType: binary }\n`),
