@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import { request } from 'undici';
 import { completeAuthorization, startAuthorization } from '../connectors/hcm/oauth/index.js';
-import { bareScope, resolveConnection } from '../engine/connections.js';
+import { resolveConnectionOutsideRun } from '../engine/connections.js';
 import { parse, intFlag, UsageError } from './args.js';
 import { AdminClient } from './admin-client.js';
 import { findIntegration } from './find-integration.js';
@@ -53,7 +53,7 @@ export async function connectCommand(argv: string[]): Promise<number> {
   }
 
   // Resolved here only for our own listener: with a server, the server resolves it.
-  const connection = await resolveConnection(integration, connectionName, bareScope());
+  const connection = await resolveConnectionOutsideRun(integration, connectionName);
   const services = await localServices(values.data as string);
   const callback = new URL('/oauth/callback', services.publicUrl);
   const { url } = startAuthorization({ integration: integration.name, connection, redirectUri: callback.href, tokens: services.tokens });

@@ -32,3 +32,18 @@ export async function resolveConnection(integration: CompiledIntegration, name: 
 export function bareScope(env: NodeJS.ProcessEnv = process.env): Scope {
   return { trigger: {}, steps: {}, errors: {}, config: {}, execution: {}, state: {}, env };
 }
+
+/**
+ * A connection resolved outside an execution (the OAuth authorize route, `hcm-runner connect`):
+ * `$config` is evaluated first, as a run would, so `{% $config.tenant %}` in a connection gives
+ * the same URLs — and the same token key — as when a step uses it.
+ */
+export async function resolveConnectionOutsideRun(integration: CompiledIntegration, name: string, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedConnection> {
+  const scope = bareScope(env);
+  try {
+    scope.config = ((await evaluateTemplate(integration.config, scope)) ?? {}) as Record<string, unknown>;
+  } catch (err) {
+    throw new Error(`config: ${(err as Error).message}`);
+  }
+  return resolveConnection(integration, name, scope);
+}

@@ -8,7 +8,7 @@
 import type { Context } from 'hono';
 import { beginAuthorization, finishAuthorization, statePendingAuthorizations } from '../connectors/hcm/oauth/authorize.js';
 import type { ResolvedConnection } from '../connectors/types.js';
-import { evaluateTemplate } from '../engine/evaluate.js';
+import { resolveConnectionOutsideRun } from '../engine/connections.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { AppEnv } from './types.js';
 
@@ -65,10 +65,9 @@ async function resolveConnection(runtime: Runtime, name: string, connectionName:
   if (!def) throw fail(404, `integration ${name} has no connection "${connectionName}"`);
   if (def.type !== 'hcm-oauth2') throw fail(400, `connection "${connectionName}" is of type ${def.type}, which needs no browser authorization`);
   try {
-    const config = (await evaluateTemplate(def.config, { trigger: {}, steps: {}, errors: {}, config: {}, execution: {}, state: {}, env: runtime.env })) as Record<string, unknown>;
-    return { name: connectionName, type: def.type, config };
+    return await resolveConnectionOutsideRun(integration, connectionName, runtime.env);
   } catch (err) {
-    throw fail(400, `connection "${connectionName}": ${(err as Error).message}`);
+    throw fail(400, (err as Error).message);
   }
 }
 
