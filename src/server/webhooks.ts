@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { CompiledIntegration, WebhookOptions } from '../definition/types.js';
+import { bareScope } from '../engine/connections.js';
 import { evaluateTemplate } from '../engine/evaluate.js';
 import { BusyError } from '../runtime/dispatcher.js';
 import { isWebhookLike, type Runtime } from '../runtime/runtime.js';
@@ -85,14 +86,7 @@ async function intake(runtime: Runtime, c: Context<AppEnv>, incoming: IncomingMe
   const rawBody = await readBody(incoming, c.req.raw, options.maxBodyBytes);
   const headers = incoming ? nodeHeaders(incoming) : webHeaders(c.req.raw.headers);
   if (options.hmac) {
-    let secret: unknown;
-    try {
-      secret = await evaluateTemplate(options.hmac.secret, { trigger: {}, steps: {}, errors: {}, config: {}, execution: {}, state: {}, env: runtime.env });
-    } catch (err) {
-      runtime.logger?.error({ integration: integration.name, err: (err as Error).message }, 'webhook signing secret unavailable');
-      throw new WebhookRejection(500, 'the webhook signing secret is not configured on the runner');
-    }
-    const check = verifyHmac(options.hmac, String(secret ?? ''), rawBody, headers);
+    const check = verifyHmac(options.hmac, await signingSecret(runtime, integration, options.hmac), rawBody, headers);
     if (!check.ok) throw new WebhookRejection(401, `request signature rejected: ${check.reason}`);
   }
 
@@ -181,4 +175,26 @@ function decodePath(p: string): string {
 function isStorageUnavailable(err: unknown): boolean {
   const code = String((err as { code?: unknown })?.code ?? '');
   return /^(SQLITE_FULL|SQLITE_READONLY|SQLITE_IOERR|ENOSPC|EROFS|53100|53200|57P03|08006)/.test(code);
+}
+
+/**
+ * The HMAC secret of an integration version, read once (a reload compiles a new version). An
+ * empty secret is refused like a missing one: with an empty key anybody could sign requests.
+ */
+const signingSecrets = new WeakMap<CompiledIntegration, string>();
+
+async function signingSecret(runtime: Runtime, integration: CompiledIntegration, hmac: NonNullable<WebhookOptions['hmac']>): Promise<string> {
+  let secret = signingSecrets.get(integration);
+  if (secret === undefined) {
+    const value = await evaluateTemplate(hmac.secret, bareScope(runtime.env)).catch((err: Error) => {
+      runtime.logger?.error({ integration: integration.name, err: err.message }, 'webhook signing secret unavailable');
+      return undefined;
+    });
+    if (typeof value !== 'string' || value === '') {
+      throw new WebhookRejection(500, 'the webhook signing secret is not configured on the runner (it is unset or empty)');
+    }
+    secret = value;
+    signingSecrets.set(integration, secret);
+  }
+  return secret;
 }

@@ -56,6 +56,18 @@ describe('HMAC', () => {
     }
     expect(await count('hmac')).toBe(before);
   });
+
+  it('an empty signing secret refuses every request instead of accepting empty-key signatures', async () => {
+    const empty = await startTestServer({ env: { TEST_SIGNING_SECRET: '' } });
+    try {
+      const body = '{"a":1}';
+      const res = await fetch(empty.urls('hmac').live, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': sign(body, '') }, body });
+      expect(await expectJsonError(res, 500)).toMatch(/signing secret is not configured/);
+      expect((await empty.api('GET', '/executions?integration=hmac')).body).toEqual([]);
+    } finally {
+      await empty.stop();
+    }
+  });
 });
 
 describe('bad input', () => {
