@@ -255,7 +255,7 @@ export class PostgresStore implements Store {
       `INSERT INTO ${this.t('executions')} AS e (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error)
        VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10, $11, $12)
        ON CONFLICT (id) DO UPDATE SET integration = excluded.integration, status = excluded.status, test = excluded.test,
-         attempt = excluded.attempt, trigger = excluded.trigger, record = excluded.record,
+         attempt = excluded.attempt, record = excluded.record,
          queued_at = CASE WHEN $13 THEN excluded.queued_at ELSE e.queued_at END,
          started_at = excluded.started_at, finished_at = excluded.finished_at,
          duration_ms = excluded.duration_ms, error = excluded.error`,

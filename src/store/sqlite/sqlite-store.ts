@@ -184,7 +184,7 @@ export class SqliteStore implements Store {
           `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error)
            VALUES (@id, @integration, @status, @test, @attempt, @trigger, @record, @queuedAt, @startedAt, @finishedAt, @durationMs, @error)
            ON CONFLICT (id) DO UPDATE SET integration = excluded.integration, status = excluded.status, test = excluded.test,
-             attempt = excluded.attempt, trigger = excluded.trigger, record = excluded.record,
+             attempt = excluded.attempt, record = excluded.record,
              queued_at = CASE WHEN @queuedAtGiven THEN excluded.queued_at ELSE executions.queued_at END,
              started_at = excluded.started_at, finished_at = excluded.finished_at,
              duration_ms = excluded.duration_ms, error = excluded.error`,
