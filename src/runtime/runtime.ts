@@ -150,7 +150,10 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.timers = [];
     this.watcher?.close();
     this.watcher = undefined;
+    // One grace period for everything: triggers wind down first (a tick being fired still gets
+    // queued durably), then the dispatcher gets what is left of the same deadline.
+    const deadline = Date.now() + graceMs;
     await this.triggers.stop(graceMs);
-    return this.dispatcher.stop(graceMs);
+    return this.dispatcher.stop(Math.max(0, deadline - Date.now()));
   }
 }
