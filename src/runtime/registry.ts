@@ -110,7 +110,9 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
       }
     }
     if (!next) {
-      const running = prev?.integration;
+      // The last good version keeps running — unless another file has taken its name meanwhile.
+      const owner = prev?.integration ? this.byName.get(prev.integration.name) : undefined;
+      const running = prev?.integration && (!owner || owner === prev) ? prev.integration : undefined;
       const header = running ? undefined : readHeader(this.absolute(file));
       const entry: RegistryEntry = { file, name: running?.name ?? header?.name ?? basename(file).replace(/\.ya?ml$/i, ''), integration: running, problems };
       if (header) entry.header = header;
