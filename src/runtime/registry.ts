@@ -5,7 +5,7 @@
  * `change` event; `loadAll` is the full re-read (start, POST /api/reload, SIGHUP).
  */
 import { EventEmitter } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { listIntegrationFiles, loadFile, markDuplicateNames, type LoadedFile } from '../definition/load.js';
@@ -22,6 +22,8 @@ export interface RegistryEntry {
   problems: Problem[];
   /** What could be read from a file that never loaded (for listings). */
   header?: FileHeader;
+  /** The file's stat signature taken just before it was read: the watcher compares against it. */
+  signature?: string;
 }
 
 export interface FileHeader {
@@ -69,14 +71,19 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
   /** Re-reads the whole folder: new and changed files replaced, vanished files removed. */
   loadAll(): RegistryEntry[] {
     const { files } = listIntegrationFiles([this.dir]);
-    const loaded = files.map((f) => loadFile(f, this.display(f)));
+    const signatures = new Map<string, string | undefined>();
+    const loaded = files.map((f) => {
+      const display = this.display(f);
+      signatures.set(display, fileSignature(f)); // before reading: a later edit differs from it
+      return loadFile(f, display);
+    });
     markDuplicateNames(loaded);
     const seen = new Set(loaded.map((l) => l.file));
     for (const file of [...this.byFile.keys()]) if (!seen.has(file)) this.remove(file);
     // markDuplicateNames already settled names within this set; rebuild the name index from it
     // so swapped or moved names do not clash with the previous generation.
     this.byName.clear();
-    for (const l of loaded) this.replace(l.file, l);
+    for (const l of loaded) this.replace(l.file, l, signatures.get(l.file));
     const entries = this.entries();
     this.emit('reloaded', entries);
     return entries;
@@ -85,14 +92,15 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
   /** Loads one file from disk (the watcher's entry point) and applies it. */
   reloadFile(path: string): RegistryEntry {
     const display = this.display(path);
-    return this.replace(display, loadFile(resolve(path), display));
+    const signature = fileSignature(path);
+    return this.replace(display, loadFile(resolve(path), display), signature);
   }
 
   /**
    * Applies a freshly loaded version of `file`. With problems the previous good version keeps
    * running; a name already used by another file is a problem of this one.
    */
-  replace(file: string, loaded: LoadedFile): RegistryEntry {
+  replace(file: string, loaded: LoadedFile, signature?: string): RegistryEntry {
     const prev = this.byFile.get(file);
     const problems = [...loaded.problems];
     let next = loaded.integration;
@@ -116,6 +124,7 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
       const header = running ? undefined : readHeader(this.absolute(file));
       const entry: RegistryEntry = { file, name: running?.name ?? header?.name ?? basename(file).replace(/\.ya?ml$/i, ''), integration: running, problems };
       if (header) entry.header = header;
+      if (signature) entry.signature = signature;
       this.byFile.set(file, entry);
       if (running) this.byName.set(running.name, entry);
       this.emit('change', { kind: 'error', file, name: entry.name, problems, running });
@@ -124,6 +133,7 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
     // A rename frees the old name.
     if (prev?.integration && prev.integration.name !== next.name && this.byName.get(prev.integration.name) === prev) this.byName.delete(prev.integration.name);
     const entry: RegistryEntry = { file, name: next.name, integration: next, problems: [] };
+    if (signature) entry.signature = signature;
     this.byFile.set(file, entry);
     this.byName.set(next.name, entry);
     if (!prev?.integration || prev.integration.hash !== next.hash || prev.integration.name !== next.name) {
@@ -175,4 +185,14 @@ function readHeader(path: string): FileHeader | undefined {
   }
   const m = /^name:\s*["']?([A-Za-z0-9][A-Za-z0-9_.-]*)["']?\s*(?:#.*)?$/m.exec(text);
   return m ? { name: m[1] } : undefined;
+}
+
+/** Identity of a file's current content as far as stat can tell (inode, size, times). */
+export function fileSignature(path: string): string | undefined {
+  try {
+    const st = statSync(path);
+    return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+  } catch {
+    return undefined;
+  }
 }

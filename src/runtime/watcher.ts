@@ -16,7 +16,7 @@ import { statSync, watch, type FSWatcher } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { listIntegrationFiles } from '../definition/load.js';
-import type { IntegrationRegistry } from './registry.js';
+import { fileSignature, type IntegrationRegistry } from './registry.js';
 
 export interface WatcherOptions {
   /** Quiet time after the last event before the folder is scanned (default 150 ms). */
@@ -97,7 +97,7 @@ export class FolderWatcher {
     for (const abs of [...this.seen.keys()]) if (!present.has(this.registry.display(abs))) this.seen.delete(abs);
     const known = new Set(this.registry.entries().map((e) => e.file));
     for (const [file, abs] of present) {
-      const sig = signature(abs);
+      const sig = fileSignature(abs);
       if (sig === undefined) continue;
       if (this.seen.get(abs) === sig && known.has(file)) continue;
       this.seen.set(abs, sig);
@@ -120,12 +120,16 @@ export class FolderWatcher {
     return result;
   }
 
-  /** Remembers every file's current stat (after a full reload). */
+  /**
+   * Remembers, per file, the signature the registry took when it read the file (after a full
+   * reload): a file edited after it was read — say while the server was still starting — then
+   * differs and the next scan reloads it.
+   */
   private snapshot(): void {
     this.seen.clear();
     try {
       for (const f of listIntegrationFiles([this.dir]).files) {
-        const sig = signature(f);
+        const sig = this.registry.entries().find((e) => e.file === this.registry.display(f))?.signature;
         if (sig !== undefined) this.seen.set(f, sig);
       }
     } catch {
@@ -170,11 +174,3 @@ export class FolderWatcher {
   }
 }
 
-function signature(path: string): string | undefined {
-  try {
-    const st = statSync(path);
-    return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-  } catch {
-    return undefined;
-  }
-}
