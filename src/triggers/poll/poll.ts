@@ -99,7 +99,11 @@ export class PollTrigger {
       } catch (err) {
         return this.failed(polledAt, err);
       }
-      return this.poll(scheduledAt, polledAt);
+      // Polls of one integration never overlap, across replicas too: the seen keys are read
+      // under the store's cluster-wide lock, after the previous poll committed, so two replicas
+      // never both take the same item for new. (The token store's lock is the store's one
+      // cross-replica mutex: an advisory lock on PostgreSQL, in-process on SQLite.)
+      return this.host.store.tokens.withLock(`poll:${this.name}`, () => this.poll(scheduledAt, polledAt));
     })();
     this.running = run;
     try {
