@@ -51,15 +51,6 @@ export function inputSchema(decl: InputDecl): JsonSchema {
   return { ...base, ...decl.schema };
 }
 
-export function actionInputsSchema(action: ActionDeclaration): JsonSchema {
-  const properties: Record<string, JsonSchema> = {};
-  const required: string[] = [];
-  for (const [name, decl] of Object.entries(action.inputs)) {
-    properties[name] = inputSchema(decl);
-    if (decl.required) required.push(name);
-  }
-  return { type: 'object', properties, required, additionalProperties: false };
-}
 
 /** A short human description of what an input accepts, for error messages and docs. */
 export function describeInput(decl: InputDecl): string {

@@ -81,32 +81,7 @@ function expressionErrorPosition(src: YamlSource, pointer: string, text: string,
   return { line: base.line, column: base.column + (scalar.quoted ? 1 : 0) + bodyStart + inBody };
 }
 
-/** True when the template holds no expression or env lookup: its value is known at load time. */
-export function isStatic(t: ValueTemplate): boolean {
-  switch (t.kind) {
-    case 'literal':
-      return true;
-    case 'object':
-      return t.entries.every(([, v]) => isStatic(v));
-    case 'array':
-      return t.items.every(isStatic);
-    default:
-      return false;
-  }
-}
 
-export function staticValue(t: ValueTemplate): unknown {
-  switch (t.kind) {
-    case 'literal':
-      return t.value;
-    case 'object':
-      return Object.fromEntries(t.entries.map(([k, v]) => [k, staticValue(v)]));
-    case 'array':
-      return t.items.map(staticValue);
-    default:
-      return undefined;
-  }
-}
 
 /** Every expression inside a template, for reference checks. */
 export function* expressionsIn(t: ValueTemplate | undefined): Generator<Extract<ValueTemplate, { kind: 'expr' }>> {

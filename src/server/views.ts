@@ -33,5 +33,3 @@ export function integrationView(runtime: Runtime, e: RegistryEntry): Integration
   return view;
 }
 
-/** Hook for details that only some triggers have (schedules and polls add `nextRunAt`). */
-export type IntegrationDetail = (name: string, entry: RegistryEntry) => Record<string, unknown> | undefined;

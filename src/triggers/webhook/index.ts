@@ -4,5 +4,5 @@ export { buildWebhookTrigger, redactHeaders, REDACTED, type WebhookTriggerData, 
 export { mapBody, queryToObject, type BodyParts } from './body.js';
 export { parseMultipart, MultipartError, type MultipartPart } from './multipart.js';
 export { verifyHmac, signHmac, type HmacCheck } from './hmac.js';
-export { evaluateAsyncResponse, hasCustomResponse, renderResponse, type RenderedResponse } from './response.js';
+export { evaluateAsyncResponse, renderResponse, type RenderedResponse } from './response.js';
 export { parseContentType, isJsonType, isTextType } from './content-type.js';

@@ -5,7 +5,7 @@
  */
 import { isBinaryValue } from '../../common/binary.js';
 import type { HttpResponseSpec } from '../../connectors/types.js';
-import type { CompiledIntegration, ValueTemplate, WebhookResponse } from '../../definition/types.js';
+import type { CompiledIntegration, ValueTemplate } from '../../definition/types.js';
 import { evaluateTemplate, type Scope } from '../../engine/evaluate.js';
 
 export interface RenderedResponse {
@@ -14,10 +14,6 @@ export interface RenderedResponse {
   body: string | Buffer;
 }
 
-/** True when the trigger answers something else than the default `{executionId}`. */
-export function hasCustomResponse(r: WebhookResponse): boolean {
-  return r.mode === 'async' && ('computed' in r || r.custom !== undefined);
-}
 
 /**
  * Evaluates the custom async response for one request. Returns undefined for the default.

@@ -78,7 +78,3 @@ async function refreshLocked(
   });
 }
 
-/** Forgets in-process state (tests). */
-export function resetTokenProviderState(): void {
-  inflight.clear();
-}
