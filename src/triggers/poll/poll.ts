@@ -18,6 +18,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CompiledIntegration, CompiledTrigger } from '../../definition/types.js';
+import { bareScope } from '../../engine/connections.js';
 import { evaluateTemplate, type Scope } from '../../engine/evaluate.js';
 import { runExecution } from '../../engine/run.js';
 import type { NewExecution } from '../../store/types.js';
@@ -138,13 +139,10 @@ export class PollTrigger {
       const results = record.steps.find((s) => s.id === trigger.step.id)?.results;
 
       const scope: Scope = {
+        ...bareScope(host.env),
         trigger: { scheduledAt: scheduledAt.toISOString(), polledAt },
         steps: { [trigger.step.id]: results },
-        errors: {},
-        config: {},
         execution: { integration: name, startedAt: polledAt },
-        state: {},
-        env: host.env,
         input: results,
       };
       scope.config = ((await evaluateTemplate(integration.config, scope)) ?? {}) as Record<string, unknown>;
