@@ -8,8 +8,8 @@
  * simulated with SQLite's `max_page_count` on the server's own connection (no tmpfs here).
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/server/index.js';
@@ -65,12 +65,15 @@ describe('a data directory that cannot be used', () => {
     expect(r.stderr).toMatch(/not a directory/);
   });
 
-  it('`hcm-runner serve` on a read-only directory exits non-zero naming the path', async () => {
+  // As root, permissions do not stop writes, so this runs `serve` as an unprivileged user — which
+  // needs to reach the checkout. A clone inside a private (0700) directory cannot be reached; the
+  // file-in-the-path case above then stands for "unusable data directory" on its own.
+  const asRoot = process.getuid?.() === 0;
+  it.skipIf(asRoot && !reachableByOthers(repoRoot))('`hcm-runner serve` on a read-only directory exits non-zero naming the path', async () => {
     const ro = join(root.path, 'ro');
     mkdirSync(ro);
     chmodSync(ro, 0o555);
     chmodSync(root.path, 0o755); // let the unprivileged user reach it
-    const asRoot = process.getuid?.() === 0;
     const r = await serve(ro, asRoot ? { uid: 65534, gid: 65534 } : {});
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain(ro);
@@ -116,3 +119,11 @@ describe('the disk fills up while serving', () => {
     }
   });
 });
+
+/** Whether a user other than the owner can traverse every folder down to `path`. */
+function reachableByOthers(path: string): boolean {
+  for (let p = resolve(path); ; p = dirname(p)) {
+    if ((statSync(p).mode & 0o001) === 0) return false;
+    if (dirname(p) === p) return true;
+  }
+}
