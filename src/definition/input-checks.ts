@@ -7,7 +7,7 @@ import type { ValidateFunction } from 'ajv';
 import type { ActionDeclaration } from '../connectors/types.js';
 import { describeInput, inputSchema } from './action-schema.js';
 import type { ProblemSink } from './problems.js';
-import { createAjv, explainErrors } from './schema-validator.js';
+import { createAjv, enumGot, explainErrors } from './schema-validator.js';
 import { closest } from './suggest.js';
 import { expressionBody, isEnvValue } from './templates.js';
 import { joinPointer, type YamlSource } from './yaml-source.js';
@@ -84,6 +84,8 @@ export function checkInputValue(action: ActionDeclaration, name: string, value: 
   if (validate(v)) return { value: v };
   const first = explainErrors(validate.errors ?? [])[0];
   const detail = first?.pointer ? ` (${first.pointer.slice(1).replace(/\//g, '.')}: ${first.message.replace(/^.*? must/, 'must')})` : '';
+  // A whole-value enum names the closest allowed value too, like every other enum mistake.
+  if (decl.enum && !detail) return { problem: `must be ${describeInput(decl)}${enumGot(value, decl.enum)}` };
   return { problem: `must be ${describeInput(decl)}${detail}; got ${preview(value)}` };
 }
 

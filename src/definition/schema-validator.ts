@@ -104,7 +104,7 @@ function explain(e: ErrorObject, root?: Record<string, unknown>): SchemaProblem 
       };
     }
     case 'enum':
-      return { pointer: at, atKey: false, message: `${where} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+      return { pointer: at, atKey: false, message: `${where} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${enumGot(e.data, params.allowedValues as unknown[])}` };
     case 'const':
       return { pointer: at, atKey: false, message: `${where} must be ${JSON.stringify(params.allowedValue)}` };
     case 'type':
@@ -128,6 +128,17 @@ function explain(e: ErrorObject, root?: Record<string, unknown>): SchemaProblem 
       void root;
       return { pointer: at, atKey: false, message: `${where} ${e.message ?? 'is invalid'}` };
   }
+}
+
+/**
+ * The bad value of an enum mistake and the closest allowed value: `; got "webhok" — did you mean
+ * "webhook"?` (the input checks reuse it for inputs whose whole value is an enum).
+ */
+export function enumGot(value: unknown, allowed: readonly unknown[]): string {
+  const shown = JSON.stringify(value) ?? String(value);
+  const got = `; got ${shown.length > 60 ? `${shown.slice(0, 57)}...` : shown}`;
+  const hint = typeof value === 'string' ? closest(value, allowed.filter((v): v is string => typeof v === 'string')) : undefined;
+  return hint !== undefined ? `${got} — did you mean "${hint}"?` : got;
 }
 
 function patternMessage(pointer: string, pattern: string): string {

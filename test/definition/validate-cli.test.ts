@@ -9,7 +9,12 @@ const dir = 'test/fixtures/invalid';
 
 /** file → [line, column, part of the message] for every problem expected in it. */
 const expected: Record<string, Array<[number, number, string]>> = {
-  'alias.yaml': [[3, 10, 'input "level" of core.log must be one of']],
+  'alias.yaml': [[3, 10, 'input "level" of core.log must be one of "debug", "info", "warn", "error"; got "verbose"']],
+  // Enum mistakes name the bad value and the closest allowed one.
+  'bad-enum.yaml': [
+    [3, 9, 'trigger.type must be one of "webhook", "schedule", "poll", "appEvent"; got "webhok" — did you mean "webhook"?'],
+    [9, 14, 'input "level" of core.log must be one of "debug", "info", "warn", "error"; got "eror" — did you mean "error"?'],
+  ],
   'bad-cron.yaml': [
     [4, 9, 'cron "*/5 8-16 * * 1-9" does not parse'],
     [5, 13, 'unknown time zone "Europe/Berln" — did you mean "Europe/Berlin"?'],
