@@ -67,7 +67,10 @@ interface Watcher {
 }
 
 export interface DispatcherEvents {
-  started: [QueuedJob];
+  /** Recorded `queued` (after the store's commit). */
+  queued: [NewExecution[]];
+  /** The second argument is the stored record as it was marked running. */
+  started: [QueuedJob, ExecutionRecord];
   finished: [ExecutionRecord];
   log: [LogEntry, ExecutionRecord];
 }
@@ -144,6 +147,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       this.pending -= executions.length;
     }
     this.queue.push(jobs);
+    this.emit('queued', executions);
   }
 
   /**
@@ -153,6 +157,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   adopt(executions: NewExecution[]): void {
     if (executions.length === 0) return;
     this.queue.push(executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1 })));
+    this.emit('queued', executions);
   }
 
   /** Register before `submit` so an early core.respond is never missed. */
@@ -268,7 +273,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
         log?.warn('queued execution vanished from the store (pruned?) or already finished; skipping');
         return true;
       }
-      this.emit('started', job);
+      this.emit('started', job, stored);
       // The version running now; a reload while the execution runs does not affect it.
       const integration = this.registry.get(job.integration);
       if (!integration) {

@@ -7,7 +7,8 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import type { RuntimeServices } from '../connectors/types.js';
 import type { CompiledIntegration } from '../definition/types.js';
-import type { Store } from '../store/types.js';
+import type { ExecutionStatus } from '../engine/record.js';
+import type { Capture, Store } from '../store/types.js';
 import { Dispatcher, type DispatcherLimits } from './dispatcher.js';
 import type { ExecutionQueue } from './queue.js';
 import { IntegrationRegistry, type RegistryEntry } from './registry.js';
@@ -15,6 +16,7 @@ import { startRetention } from './retention.js';
 import { TriggerManager } from './triggers.js';
 import { FolderWatcher, type WatcherOptions } from './watcher.js';
 import type { Clock } from '../triggers/schedule/clock.js';
+import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from '../triggers/webhook/limits.js';
 import { WebhookTokens } from './webhook-tokens.js';
 
 export interface RuntimeOptions {
@@ -37,15 +39,36 @@ export interface RuntimeOptions {
   clock?: Clock;
   /** Wait before a failed appEvent subscribe is tried again (default 60 s; 0 = never). */
   subscribeRetryMs?: number;
+  /** Webhook parsing limits and redacted headers (default: the built-in ones). */
+  intake?: IntakeLimits;
+  /** Whether core.http may call private and loopback addresses (docs/server.md "Outbound policy"). */
+  allowPrivateNetwork?: boolean;
 }
 
 export function isWebhookLike(i: CompiledIntegration | undefined): boolean {
   return i?.trigger.type === 'webhook' || i?.trigger.type === 'appEvent';
 }
 
+/** An execution changed state in this process (queued here, started or finished here). */
+export interface ExecutionEvent {
+  id: string;
+  integration: string;
+  status: ExecutionStatus;
+  test: boolean;
+  attempt: number;
+  /** ISO time of the change. */
+  at: string;
+}
+
 export interface RuntimeEvents {
   /** Listening mode switched (appEvent triggers subscribe/unsubscribe on it). */
   listening: [name: string, on: boolean];
+  /** Live feed of the console and of GET /api/events. */
+  execution: [ExecutionEvent];
+  /** A request to a test URL was captured (listening mode), after the store saved it. */
+  capture: [Capture];
+  /** Shutdown began: live streams end so the HTTP server can close. */
+  stopping: [];
 }
 
 export class Runtime extends EventEmitter<RuntimeEvents> {
@@ -57,6 +80,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
   readonly publicUrl: string;
   readonly logger?: Logger;
   readonly env: NodeJS.ProcessEnv;
+  readonly intake: IntakeLimits;
   /**
    * Extra fields for GET /api/integrations/{name}: the schedule/poll loops register a provider
    * returning e.g. `{nextRunAt}` for the integrations they drive.
@@ -78,7 +102,8 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.env = opts.env ?? process.env;
     this.registry = new IntegrationRegistry(opts.dir);
     this.tokens = new WebhookTokens(opts.store);
-    this.services = { tokens: opts.store.tokens, publicUrl: this.publicUrl };
+    this.intake = opts.intake ?? DEFAULT_INTAKE_LIMITS;
+    this.services = { tokens: opts.store.tokens, publicUrl: this.publicUrl, allowPrivateNetwork: opts.allowPrivateNetwork === true };
     this.dispatcher = new Dispatcher({
       store: opts.store,
       registry: this.registry,
@@ -91,6 +116,14 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       concurrencyFor: (name) => this.triggers.concurrencyFor(name),
     });
     this.triggers = new TriggerManager(this, { clock: opts.clock, appEvent: { retryMs: opts.subscribeRetryMs } });
+    // One stream per console tab / API client listens; no leak warning for them.
+    this.setMaxListeners(0);
+    const event = (e: Omit<ExecutionEvent, 'at'>) => this.emit('execution', { ...e, at: new Date().toISOString() });
+    this.dispatcher.on('queued', (list) => {
+      for (const e of list) event({ id: e.id, integration: e.integration, status: 'queued', test: e.test, attempt: e.attempt ?? 1 });
+    });
+    this.dispatcher.on('started', (job, stored) => event({ id: job.id, integration: job.integration, status: 'running', test: stored.test, attempt: job.attempt }));
+    this.dispatcher.on('finished', (r) => event({ id: r.id, integration: r.integration, status: r.status, test: r.test, attempt: r.attempt }));
     // New or renamed webhook integrations get their token before the first request needs it.
     this.registry.on('change', (c) => {
       if ((c.kind === 'added' || c.kind === 'updated') && isWebhookLike(c.current)) void this.tokens.tokenFor(c.name).catch(() => undefined);
@@ -140,12 +173,19 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     if (was !== on) this.emit('listening', name, on);
   }
 
+  /** Saves a listening-mode capture and tells live streams about it. */
+  async addCapture(capture: Capture): Promise<void> {
+    await this.store.addCapture(capture);
+    this.emit('capture', capture);
+  }
+
   private async refreshListening(): Promise<void> {
     this.listening = new Set(await this.store.listeningIntegrations());
   }
 
   /** Stops taking work and waits up to `graceMs` for running executions (see Dispatcher.stop). */
   async stop(graceMs: number): Promise<{ finished: number; abandoned: number }> {
+    this.emit('stopping');
     for (const t of this.timers) t.stop();
     this.timers = [];
     this.watcher?.close();

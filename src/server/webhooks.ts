@@ -93,10 +93,10 @@ async function intake(runtime: Runtime, c: Context<AppEnv>, incoming: IncomingMe
   const executionId = randomUUID();
   const receivedAt = new Date().toISOString();
   const request: WebhookRequest = { method, pathFragment: fragment, query, headers, rawBody };
-  const trigger = buildWebhookTrigger(request, { webhookUrls: runtime.webhookUrls(integration.name)!, executionId, receivedAt });
+  const trigger = buildWebhookTrigger(request, { webhookUrls: runtime.webhookUrls(integration.name)!, executionId, receivedAt }, runtime.intake);
 
   if (test && runtime.isListening(integration.name)) {
-    await runtime.store.addCapture({ id: randomUUID(), integration: integration.name, receivedAt, trigger });
+    await runtime.addCapture({ id: randomUUID(), integration: integration.name, receivedAt, trigger });
   }
   const execution: NewExecution = { id: executionId, integration: integration.name, trigger, test, attempt: 1, queuedAt: receivedAt };
   const response = options.response;
@@ -147,8 +147,9 @@ function send(c: Context<AppEnv>, r: RenderedResponse): Response {
   return c.body(typeof r.body === 'string' ? r.body : new Uint8Array(r.body.buffer as ArrayBuffer, r.body.byteOffset, r.body.byteLength), r.status as 200, r.headers);
 }
 
+// Header names are the caller's choice: the objects holding them have no prototype.
 function nodeHeaders(incoming: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = Object.create(null) as Record<string, string>;
   const h = incoming.headers;
   for (const k in h) {
     const v = h[k];
@@ -158,7 +159,7 @@ function nodeHeaders(incoming: IncomingMessage): Record<string, string> {
 }
 
 function webHeaders(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = Object.create(null) as Record<string, string>;
   headers.forEach((v, k) => (out[k.toLowerCase()] = v));
   return out;
 }
