@@ -41,23 +41,29 @@ export function oauthCallback(runtime: Runtime) {
 /** POST /api/integrations/{name}/connections/{connection}/authorize → {url, state, redirectUri}. */
 export function connectionAuthorizeRoute(runtime: Runtime) {
   return async (c: Context<AppEnv>) => {
-    const name = c.req.param('name')!;
-    const connectionName = c.req.param('connection')!;
-    let connection: ResolvedConnection;
     try {
-      connection = await resolveConnection(runtime, name, connectionName);
+      return c.json(await authorizeConnection(runtime, c.req.param('name')!, c.req.param('connection')!));
     } catch (err) {
       const e = err as Error & { status?: number };
-      return c.json({ error: e.message }, (e.status ?? 400) as 400);
+      if (e.status === undefined) throw err;
+      return c.json({ error: e.message }, e.status as 400);
     }
-    const redirectUri = callbackPath(runtime);
-    const { url, state } = await beginAuthorization({ integration: name, connection, redirectUri, pending: statePendingAuthorizations(runtime.store) });
-    return c.json({ url, state, redirectUri });
   };
 }
 
+/**
+ * Starts the code flow of one connection (the admin API and the console's Connect button):
+ * the URL to open in a browser. Errors carry `status` (404 unknown, 400 not authorizable).
+ */
+export async function authorizeConnection(runtime: Runtime, name: string, connectionName: string): Promise<{ url: string; state: string; redirectUri: string }> {
+  const connection = await resolveConnection(runtime, name, connectionName);
+  const redirectUri = callbackPath(runtime);
+  const { url, state } = await beginAuthorization({ integration: name, connection, redirectUri, pending: statePendingAuthorizations(runtime.store) });
+  return { url, state, redirectUri };
+}
+
 /** The browser-authorizable connection of a loaded integration, its config evaluated. */
-async function resolveConnection(runtime: Runtime, name: string, connectionName: string): Promise<ResolvedConnection> {
+export async function resolveConnection(runtime: Runtime, name: string, connectionName: string): Promise<ResolvedConnection> {
   const fail = (status: number, message: string) => Object.assign(new Error(message), { status });
   const integration = runtime.registry.get(name);
   if (!integration) throw fail(404, `no loaded integration named "${name}"`);

@@ -1,0 +1,24 @@
+/**
+ * What an OAuth connection needs right now, as the token provider would see it: tokens stored
+ * under its key (or a refresh token in its configuration) mean it can run; otherwise someone has
+ * to authorize it in a browser. Never returns a token.
+ */
+import type { ResolvedConnection, TokenStore } from '../../types.js';
+import { connectionConfig, tokenStoreKey } from './config.js';
+
+export interface ConnectionState {
+  state: 'authorized' | 'needs authorization';
+  /** When the stored access token expires (ISO); it is refreshed before that. */
+  expiresAt?: string;
+  /** Where the refresh token comes from: stored by an authorization, or the connection's config. */
+  refreshToken?: 'stored' | 'configured';
+}
+
+export async function connectionState(conn: ResolvedConnection, tokens: TokenStore): Promise<ConnectionState> {
+  const stored = await tokens.get(tokenStoreKey(conn));
+  const expiresAt = stored?.expiresAt !== undefined ? new Date(stored.expiresAt).toISOString() : undefined;
+  const refreshToken = stored?.refreshToken ? 'stored' : connectionConfig(conn).refreshToken ? 'configured' : undefined;
+  const liveAccess = !!stored?.accessToken && (stored.expiresAt === undefined || stored.expiresAt > Date.now());
+  if (refreshToken || liveAccess) return { state: 'authorized', ...(expiresAt ? { expiresAt } : {}), ...(refreshToken ? { refreshToken } : {}) };
+  return { state: 'needs authorization', ...(expiresAt ? { expiresAt } : {}) };
+}

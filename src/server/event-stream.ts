@@ -1,0 +1,76 @@
+/**
+ * Live feeds as server-sent events: execution state changes (`GET /api/events`) and listening-mode
+ * captures (`GET /api/integrations/{name}/captures/stream`). The console's pages use the same
+ * streams. Events are what this process sees: executions queued, started or finished here.
+ */
+import type { Context } from 'hono';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import type { ExecutionEvent, Runtime } from '../runtime/runtime.js';
+import type { Capture } from '../store/types.js';
+import { ApiError } from './operations.js';
+
+/** Open streams per process above which a new one is refused with 503 (each holds a connection). */
+export const MAX_STREAMS = 100;
+/** A comment line this often keeps proxies from closing an idle stream. */
+const HEARTBEAT_MS = 15_000;
+
+/** Open streams of each runtime (tests run several servers in one process). */
+const openStreams = new WeakMap<Runtime, number>();
+
+/** `event: execution`, data `{id, integration, status, test, attempt, at}`. */
+export function executionStream(runtime: Runtime, c: Context, integration?: string): Response {
+  return stream(runtime, c, (send) => {
+    const listener = (e: ExecutionEvent) => {
+      if (!integration || e.integration === integration) send('execution', e);
+    };
+    runtime.on('execution', listener);
+    return () => runtime.off('execution', listener);
+  });
+}
+
+/** `event: capture`, data `{id, integration, receivedAt, trigger}` (the same shape as GET …/captures). */
+export function captureStream(runtime: Runtime, c: Context, integration: string): Response {
+  return stream(runtime, c, (send) => {
+    const listener = (capture: Capture) => {
+      if (capture.integration === integration) send('capture', capture);
+    };
+    runtime.on('capture', listener);
+    return () => runtime.off('capture', listener);
+  });
+}
+
+/**
+ * Opens the stream with an `event: ready` (so a client knows it is subscribed), forwards what
+ * `subscribe` sends, and ends on client disconnect or server shutdown.
+ */
+function stream(runtime: Runtime, c: Context, subscribe: (send: (event: string, data: unknown) => void) => () => void): Response {
+  const open = openStreams.get(runtime) ?? 0;
+  if (open >= MAX_STREAMS) throw new ApiError(503, `too many open event streams (limit ${MAX_STREAMS}); close some console tabs or retry later`, { 'retry-after': '5' });
+  openStreams.set(runtime, open + 1);
+  return streamSSE(c, async (sse: SSEStreamingApi) => {
+    let finish!: () => void;
+    const ended = new Promise<void>((r) => (finish = r));
+    // Writes are chained so events keep their order even when the client reads slowly.
+    let chain = Promise.resolve();
+    const write = (w: () => Promise<unknown>) => {
+      chain = chain.then(w).then(
+        () => undefined,
+        () => finish(),
+      );
+    };
+    const unsubscribe = subscribe((event, data) => write(() => sse.writeSSE({ event, data: JSON.stringify(data) })));
+    const heartbeat = setInterval(() => write(() => sse.write(': ping\n\n')), HEARTBEAT_MS);
+    heartbeat.unref();
+    runtime.once('stopping', finish);
+    sse.onAbort(finish);
+    try {
+      write(() => sse.writeSSE({ event: 'ready', data: '{}' }));
+      await ended;
+    } finally {
+      openStreams.set(runtime, (openStreams.get(runtime) ?? 1) - 1);
+      clearInterval(heartbeat);
+      unsubscribe();
+      runtime.off('stopping', finish);
+    }
+  });
+}

@@ -1,0 +1,228 @@
+/**
+ * What the admin API (`/api`, src/server/admin.ts) and the console (`/console`, src/console/)
+ * can do, once: both call these functions, so every rule (which integration can run, how a
+ * replay or a saved payload gets its trigger data, backpressure answers) lives here only.
+ * Failures are `ApiError`s with the HTTP status both surfaces answer with.
+ */
+import { randomUUID } from 'node:crypto';
+import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/state.js';
+import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
+import { BusyError } from '../runtime/dispatcher.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { Capture, ExecutionSummary, NewExecution, SavedPayload } from '../store/types.js';
+import { manualTriggerData } from '../triggers/manual.js';
+import { authorizeConnection, resolveConnection } from './oauth.js';
+import { integrationView, type IntegrationView } from './views.js';
+
+export const EXECUTION_STATUSES: ExecutionStatus[] = ['queued', 'running', 'succeeded', 'failed'];
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 409 | 415 | 429 | 500 | 501 | 503,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** One OAuth connection of a loaded integration and what it needs (GET /api/connections). */
+export interface ConnectionView extends Partial<ConnectionState> {
+  integration: string;
+  connection: string;
+  type: string;
+  /** Set when the connection's configuration cannot be evaluated (e.g. a missing env value). */
+  error?: string;
+}
+
+export class AdminOperations {
+  constructor(readonly runtime: Runtime) {}
+
+  // Integrations -------------------------------------------------------------------------------
+  integrations(): IntegrationView[] {
+    return this.runtime.registry.entries().map((e) => integrationView(this.runtime, e));
+  }
+
+  /** One integration with its trigger's details (next run …), listening state and steps. */
+  integration(name: string): IntegrationView {
+    const entry = this.entry(name);
+    const view = integrationView(this.runtime, entry);
+    for (const provider of this.runtime.detailProviders) Object.assign(view, provider(name) ?? {});
+    view.listening = this.runtime.isListening(name);
+    if (entry.integration) view.steps = entry.integration.steps.map((s) => ({ id: s.id, action: s.action.key }));
+    return view;
+  }
+
+  async run(name: string, payload: unknown, test: boolean): Promise<{ executionId: string }> {
+    const integration = this.runnable(name);
+    const id = randomUUID();
+    const trigger = manualTriggerData(integration, payload, { executionId: id, webhookUrls: this.runtime.webhookUrls(integration.name) });
+    return this.submit({ id, integration: integration.name, trigger, test, attempt: 1, queuedAt: new Date().toISOString() });
+  }
+
+  async rotateWebhookToken(name: string): Promise<{ name: string; webhookUrls?: { live: string; test: string } }> {
+    const integration = this.runnable(name);
+    await this.runtime.tokens.rotate(integration.name);
+    return { name: integration.name, webhookUrls: this.runtime.webhookUrls(integration.name) };
+  }
+
+  async reload(): Promise<IntegrationView[]> {
+    const entries = await this.runtime.reload();
+    return entries.map((e) => integrationView(this.runtime, e));
+  }
+
+  // Listening mode, captures, saved payloads ---------------------------------------------------
+  async setListening(name: string, on: boolean): Promise<{ name: string; listening: boolean; testUrl?: string }> {
+    const entry = this.entry(name);
+    await this.runtime.setListening(entry.name, on);
+    return { name: entry.name, listening: on, testUrl: this.runtime.webhookUrls(entry.name)?.test };
+  }
+
+  async captures(name: string, limit = 50): Promise<Capture[]> {
+    return this.runtime.store.listCaptures(this.entry(name).name, limit);
+  }
+
+  async payloads(name: string): Promise<SavedPayload[]> {
+    return this.runtime.store.listPayloads(this.entry(name).name);
+  }
+
+  async payload(name: string, payload: string): Promise<SavedPayload> {
+    const entry = this.entry(name);
+    const saved = await this.runtime.store.getPayload(entry.name, payload);
+    if (!saved) throw new ApiError(404, `no saved payload "${payload}" for ${entry.name}`);
+    return saved;
+  }
+
+  /** `{name, captureId}`, `{name, trigger}` or `{name, payload}` → the saved payload. */
+  async savePayload(name: string, body: unknown): Promise<SavedPayload> {
+    const entry = this.entry(name);
+    const b = body as Record<string, unknown>;
+    if (!b || typeof b !== 'object' || typeof b.name !== 'string' || !b.name) {
+      throw new ApiError(400, 'send {"name": "...", "captureId": "..."} or {"name", "trigger"} or {"name", "payload"}');
+    }
+    const trigger = await this.triggerFrom(entry.name, b);
+    return this.runtime.store.savePayload(entry.name, b.name, trigger);
+  }
+
+  /** Configure payload: replace the saved trigger data (same body forms, or a bare `$trigger`). */
+  async updatePayload(name: string, payload: string, body: unknown): Promise<SavedPayload> {
+    const entry = this.entry(name);
+    await this.payload(name, payload);
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'send {"trigger": {...}} (the whole $trigger) or {"payload": ...} (a JSON body)');
+    const b = body as Record<string, unknown>;
+    const trigger = await this.triggerFrom(entry.name, 'trigger' in b || 'payload' in b || 'captureId' in b ? b : { trigger: b });
+    return this.runtime.store.savePayload(entry.name, payload, trigger);
+  }
+
+  async deletePayload(name: string, payload: string): Promise<{ deleted: true }> {
+    const entry = this.entry(name);
+    if (!(await this.runtime.store.deletePayload(entry.name, payload))) throw new ApiError(404, `no saved payload "${payload}" for ${entry.name}`);
+    return { deleted: true };
+  }
+
+  /** A test execution with the saved `$trigger` (a fresh executionId and receivedAt). */
+  async runPayload(name: string, payload: string): Promise<{ executionId: string }> {
+    const integration = this.runnable(name);
+    const saved = await this.payload(integration.name, payload);
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    return this.submit({ id, integration: integration.name, trigger: withExecution(saved.trigger, id, now), test: true, attempt: 1, queuedAt: now });
+  }
+
+  // Executions -----------------------------------------------------------------------------------
+  async executions(filter: { integration?: string; status?: string; limit?: number }): Promise<ExecutionSummary[]> {
+    const { status } = filter;
+    if (status !== undefined && !EXECUTION_STATUSES.includes(status as ExecutionStatus)) throw new ApiError(400, `status must be one of ${EXECUTION_STATUSES.join(', ')}`);
+    return this.runtime.store.listExecutions({ integration: filter.integration || undefined, status: status as ExecutionStatus | undefined, limit: filter.limit ?? 50 });
+  }
+
+  async execution(id: string): Promise<ExecutionRecord> {
+    const record = await this.runtime.store.getExecution(id);
+    if (!record) throw new ApiError(404, `no execution "${id}"`);
+    return record;
+  }
+
+  /** A new execution with the same trigger data (a fresh `$trigger.executionId`). */
+  async replay(id: string): Promise<{ executionId: string }> {
+    const record = await this.execution(id);
+    this.runnable(record.integration);
+    const newId = randomUUID();
+    return this.submit({ id: newId, integration: record.integration, trigger: withExecution(record.trigger, newId), test: record.test, attempt: 1, queuedAt: new Date().toISOString() });
+  }
+
+  // OAuth connections ----------------------------------------------------------------------------
+  /** Every `hcm-oauth2` connection of the loaded integrations with its state (no secrets). */
+  async connections(): Promise<ConnectionView[]> {
+    const out: ConnectionView[] = [];
+    for (const entry of this.runtime.registry.entries()) {
+      const integration = entry.integration;
+      if (!integration) continue;
+      for (const [connection, def] of Object.entries(integration.connections)) {
+        if (def.type !== 'hcm-oauth2') continue;
+        const view: ConnectionView = { integration: integration.name, connection, type: def.type };
+        try {
+          Object.assign(view, await connectionState(await resolveConnection(this.runtime, integration.name, connection), this.runtime.store.tokens));
+        } catch (err) {
+          view.error = (err as Error).message;
+        }
+        out.push(view);
+      }
+    }
+    return out;
+  }
+
+  async authorize(name: string, connection: string): Promise<{ url: string; state: string; redirectUri: string }> {
+    try {
+      return await authorizeConnection(this.runtime, name, connection);
+    } catch (err) {
+      const e = err as Error & { status?: number };
+      if (e.status === 404 || e.status === 400) throw new ApiError(e.status, e.message);
+      throw err;
+    }
+  }
+
+  // Rules shared by the operations above ---------------------------------------------------------
+  private entry(name: string) {
+    const entry = this.runtime.registry.entry(name);
+    if (!entry) throw new ApiError(404, `no integration named "${name}"`);
+    return entry;
+  }
+
+  private runnable(name: string) {
+    const entry = this.entry(name);
+    if (!entry.integration) throw new ApiError(409, `integration "${name}" has errors and no good version to run; fix ${entry.file} (see GET /api/integrations/${name})`);
+    return entry.integration;
+  }
+
+  private async submit(execution: NewExecution): Promise<{ executionId: string }> {
+    try {
+      await this.runtime.dispatcher.submit([execution]);
+    } catch (err) {
+      if (err instanceof BusyError) throw new ApiError(err.shuttingDown ? 503 : 429, err.message, { 'retry-after': String(err.retryAfterSec) });
+      throw err;
+    }
+    return { executionId: execution.id };
+  }
+
+  private async triggerFrom(name: string, body: Record<string, unknown>): Promise<unknown> {
+    if (typeof body.captureId === 'string') {
+      const capture = await this.runtime.store.getCapture(name, body.captureId);
+      if (!capture) throw new ApiError(404, `no capture "${body.captureId}" for ${name} (GET /api/integrations/${name}/captures lists them)`);
+      return capture.trigger;
+    }
+    if ('trigger' in body) return body.trigger;
+    if ('payload' in body) {
+      const integration = this.runnable(name);
+      return manualTriggerData(integration, body.payload, { webhookUrls: this.runtime.webhookUrls(name) });
+    }
+    throw new ApiError(400, 'send one of captureId, trigger or payload');
+  }
+}
+
+/** `$trigger.executionId` names the execution that runs; a replayed/saved trigger gets the new one. */
+function withExecution(trigger: unknown, id: string, receivedAt?: string): unknown {
+  if (!trigger || typeof trigger !== 'object' || Array.isArray(trigger) || !('executionId' in trigger)) return trigger;
+  const t: Record<string, unknown> = { ...(trigger as Record<string, unknown>), executionId: id };
+  if (receivedAt && 'receivedAt' in t) t.receivedAt = receivedAt;
+  return t;
+}
