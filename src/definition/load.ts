@@ -3,7 +3,7 @@
  * same `name` are a problem of the later one (in path order).
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { compileIntegration } from './compile.js';
 import type { CompiledIntegration, Problem, SourcePosition } from './types.js';
 import { parseYamlSource } from './yaml-source.js';
@@ -16,8 +16,13 @@ export interface LoadedFile {
   namePosition?: SourcePosition;
 }
 
+/** `*.test.yaml` / `*.test.yml`: integration test files (docs/testing.md), never integrations. */
+export function isTestFile(name: string): boolean {
+  return /\.test\.ya?ml$/i.test(name) && !name.startsWith('.');
+}
+
 export function isIntegrationFile(name: string): boolean {
-  return /\.ya?ml$/i.test(name) && !name.startsWith('.');
+  return /\.ya?ml$/i.test(name) && !name.startsWith('.') && !isTestFile(name);
 }
 
 /** Parses and compiles one file's text; `file` is how it is named in problems. */
@@ -37,8 +42,18 @@ export function loadFile(path: string, displayPath = displayName(path)): LoadedF
   return loadText(displayPath, text);
 }
 
-/** Every *.yaml / *.yml below the given files and folders, sorted. */
+/** Every *.yaml / *.yml below the given files and folders, sorted; test files (*.test.yaml) are not integrations. */
 export function listIntegrationFiles(paths: string[]): { files: string[]; missing: string[] } {
+  return listFiles(paths, isIntegrationFile, (file) => !isTestFile(basename(file)));
+}
+
+/** Every *.test.yaml / *.test.yml below the given files and folders, sorted. */
+export function listTestFiles(paths: string[]): { files: string[]; missing: string[] } {
+  return listFiles(paths, isTestFile, (file) => isTestFile(basename(file)));
+}
+
+/** Files below folders that `accept` by name; files named directly when `given` takes them. */
+function listFiles(paths: string[], accept: (name: string) => boolean, given: (file: string) => boolean): { files: string[]; missing: string[] } {
   const files: string[] = [];
   const missing: string[] = [];
   const walk = (dir: string) => {
@@ -46,7 +61,7 @@ export function listIntegrationFiles(paths: string[]): { files: string[]; missin
       if (entry.name.startsWith('.') || entry.name === 'node_modules') continue;
       const full = join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
-      else if (entry.isFile() && isIntegrationFile(entry.name)) files.push(full);
+      else if (entry.isFile() && accept(entry.name)) files.push(full);
     }
   };
   for (const p of paths) {
@@ -58,7 +73,7 @@ export function listIntegrationFiles(paths: string[]): { files: string[]; missin
       continue;
     }
     if (st.isDirectory()) walk(p);
-    else files.push(p);
+    else if (given(p)) files.push(p);
   }
   return { files, missing };
 }

@@ -22,11 +22,17 @@ export function retryDelay(policy: RetryPolicy, failedAttempt: number, random = 
   return Math.round(base / 2 + (random() * base) / 2);
 }
 
+/** Waits between two attempts; rejects when `signal` aborts. */
+export type RetrySleep = (ms: number, signal: AbortSignal) => Promise<void>;
+
+const realSleep: RetrySleep = (ms, signal) => sleep(ms, undefined, { signal });
+
 export async function invokeWithRetry<T>(
   step: CompiledStep,
   runSignal: AbortSignal,
   attempt: (signal: AbortSignal) => Promise<T>,
   warn: (message: string) => void,
+  wait: RetrySleep = realSleep,
 ): Promise<{ results: T; attempts: number }> {
   const maxAttempts = step.retry?.maxAttempts ?? 1;
   for (let n = 1; ; n++) {
@@ -40,7 +46,7 @@ export async function invokeWithRetry<T>(
       }
       const delay = retryDelay(step.retry, n);
       warn(`attempt ${n} of ${maxAttempts} failed (${(err as Error).message}); retrying in ${delay} ms`);
-      await sleep(delay, undefined, { signal: runSignal }).catch(() => {
+      await wait(delay, runSignal).catch(() => {
         throw err;
       });
     }

@@ -11,7 +11,7 @@ import type { CompiledIntegration, CompiledStep } from '../definition/types.js';
 import { EvaluationError, evaluateTemplate, jsonataBoolean, type Scope } from './evaluate.js';
 import { prepareInputs } from './inputs.js';
 import type { ExecutionRecord, LogEntry, StepError, StepRecord } from './record.js';
-import { invokeWithRetry } from './attempts.js';
+import { invokeWithRetry, type RetrySleep } from './attempts.js';
 import { connectorFor } from '../connectors/registry.js';
 import { resolveConnection } from './connections.js';
 
@@ -37,6 +37,25 @@ export interface RunOptions {
   /** Called as soon as core.respond sets a response (sync webhooks answer early). */
   onResponse?: (response: HttpResponseSpec) => void;
   queuedAt?: string;
+  /**
+   * Answers each attempt of a step's action instead of its connector; `next` runs the real
+   * action. `hcm-runner test` answers calling steps from their mocks here. Default: the
+   * connector, with the step's connection resolved before the first attempt.
+   */
+  invoke?: (call: ActionCall, next: () => Promise<unknown>) => Promise<unknown>;
+  /** Waits between retry attempts (default: a real timer); `hcm-runner test` records the delay instead. */
+  sleep?: (ms: number, step: CompiledStep, signal: AbortSignal) => Promise<void>;
+}
+
+/** One attempt of a step's action, as `RunOptions.invoke` sees it. */
+export interface ActionCall {
+  step: CompiledStep;
+  /** Inputs evaluated, defaulted and checked against the action's schema. */
+  inputs: Record<string, unknown>;
+  /** The forEach item and its index, when the step has forEach. */
+  item?: unknown;
+  index?: number;
+  signal: AbortSignal;
 }
 
 export async function runExecution(opts: RunOptions): Promise<ExecutionRecord> {
@@ -193,9 +212,12 @@ class Run {
 
   private async invoke(step: CompiledStep, scope: Scope): Promise<{ results: unknown; attempts: number }> {
     const inputs = prepareInputs(step.action, await evaluateTemplate(step.inputs, scope));
-    const connection = step.connection ? await this.connection(step.connection) : undefined;
+    const { invoke, sleep } = this.opts;
+    // Resolved before the first attempt, so a bad connection fails at once instead of being
+    // retried — unless an invoke hook may answer without it (mocks need no credentials).
+    let connection = step.connection && !invoke ? await this.connection(step.connection) : undefined;
     const connector = connectorFor(step.action.key);
-    const makeContext = (signal: AbortSignal): ActionContext => ({
+    const makeContext = (signal: AbortSignal, connection: ResolvedConnection | undefined): ActionContext => ({
       integration: this.record.integration,
       stepId: step.id,
       action: step.action,
@@ -210,9 +232,15 @@ class Run {
         this.opts.onResponse?.(response);
       },
     });
-    return invokeWithRetry(step, this.signal, (signal) => connector.invoke(step.action, inputs, makeContext(signal)), (message) =>
-      this.log('warn', message, step.id),
-    );
+    const real = async (signal: AbortSignal) => {
+      if (step.connection) connection ??= await this.connection(step.connection);
+      return connector.invoke(step.action, inputs, makeContext(signal, connection));
+    };
+    const attempt = invoke
+      ? (signal: AbortSignal) => invoke({ step, inputs, ...('item' in scope ? { item: scope.item, index: scope.index } : {}), signal }, () => real(signal))
+      : real;
+    const wait: RetrySleep | undefined = sleep ? (ms, signal) => sleep(ms, step, signal) : undefined;
+    return invokeWithRetry(step, this.signal, attempt, (message) => this.log('warn', message, step.id), wait);
   }
 
   /** Connection configs are evaluated once per execution (env values read at run time). */

@@ -123,3 +123,36 @@ export function renderResponse(spec: HttpResponseSpec, extraHeaders: Record<stri
   if (contentType) headers['content-type'] = contentType;
   return { status: spec.statusCode, headers, body };
 }
+
+/**
+ * What a synchronous webhook caller gets once the run is over: the response a core.respond or
+ * core.stop step set, else 500 `{error, executionId}` for a failed run, else 200 with the last
+ * step's results as JSON.
+ */
+export function syncWebhookResponse(record: { id: string; status: string; response?: HttpResponseSpec; error?: { message: string }; result?: unknown }): RenderedResponse {
+  if (record.response) return renderResponse(record.response, { 'x-execution-id': record.id });
+  const json = (status: number, body: unknown): RenderedResponse => ({ status, headers: { 'content-type': 'application/json', 'x-execution-id': record.id }, body: JSON.stringify(body) });
+  if (record.status !== 'succeeded') return json(500, { error: record.error?.message ?? 'the execution failed', executionId: record.id });
+  return json(200, record.result ?? null);
+}
+
+/**
+ * What an asynchronous webhook caller gets once its execution is recorded: the trigger's custom
+ * response, or 200 `{"executionId"}`. A custom response that fails to evaluate is a 500 naming
+ * the integration (`error` says why; the execution runs anyway).
+ */
+export async function asyncWebhookResponse(
+  integration: CompiledIntegration,
+  trigger: unknown,
+  execution: { id: string; test: boolean; receivedAt: string },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ response: RenderedResponse; error?: string }> {
+  try {
+    const spec = await evaluateAsyncResponse(integration, trigger, execution, env);
+    if (spec) return { response: renderResponse(spec, { 'x-execution-id': execution.id }) };
+  } catch (err) {
+    const error = `integration ${integration.name}: the trigger's custom response failed: ${(err as Error).message}`;
+    return { error, response: { status: 500, headers: { 'content-type': 'application/json', 'x-execution-id': execution.id }, body: JSON.stringify({ error, executionId: execution.id }) } };
+  }
+  return { response: { status: 200, headers: { 'content-type': 'application/json', 'x-execution-id': execution.id }, body: `{"executionId":"${execution.id}"}` } };
+}
