@@ -193,13 +193,20 @@ export function checkFilter(filter: ExecutionFilter): void {
 export class KeyedMutex {
   private readonly tails = new Map<string, Promise<void>>();
 
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  /** A `signal` that aborts while waiting rejects with its reason; those queued behind still wait their turn. */
+  async run<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     const prev = this.tails.get(key) ?? Promise.resolve();
     let release!: () => void;
     const mine = new Promise<void>((r) => (release = r));
     const tail = prev.then(() => mine);
     this.tails.set(key, tail);
-    await prev;
+    try {
+      await (signal ? untilAborted(prev, signal) : prev);
+    } catch (err) {
+      release();
+      if (this.tails.get(key) === tail) this.tails.delete(key);
+      throw err;
+    }
     try {
       return await fn();
     } finally {
@@ -207,4 +214,16 @@ export class KeyedMutex {
       if (this.tails.get(key) === tail) this.tails.delete(key);
     }
   }
+}
+
+function untilAborted(p: Promise<void>, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
 }

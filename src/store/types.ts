@@ -107,4 +107,12 @@ export interface Store {
    * Claims a schedule/poll tick cluster-wide: true for exactly one caller per (integration, tick).
    */
   claimTick(integration: string, tick: string): Promise<boolean>;
+
+  // Coordination ---------------------------------------------------------------------------------
+  /**
+   * Runs `fn` while holding the cluster-wide lock `key`: callers with the same key, in this
+   * process or on any replica, run one at a time. No database connection is held while `fn`
+   * runs (it may wait on a third party). Waiting ends with the signal's reason when it aborts.
+   */
+  lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
 }

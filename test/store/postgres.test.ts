@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { describeStoreContract } from './store-contract.js';
 
 const url = process.env.HCM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -55,7 +56,7 @@ describe('PostgresStore specifics', () => {
     const stores = await Promise.all(Array.from({ length: 4 }, () => PostgresStore.open({ databaseUrl: url, schema: `${schema}_race`, tokenKey })));
     try {
       const { rows } = await stores[0]!.pool.query(`SELECT version FROM ${schema}_race.schema_version`);
-      expect(rows).toEqual([{ version: 1 }]);
+      expect(rows).toEqual([{ version: MIGRATIONS.length }]);
       await stores[1]!.enqueue([{ id: 'r1', integration: 'race', trigger: { a: 1 }, test: false }]);
       expect((await stores[2]!.getExecution('r1'))!.trigger).toEqual({ a: 1 });
     } finally {

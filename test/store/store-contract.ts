@@ -409,5 +409,36 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
       });
       expect(otherRan).toBe(true);
     });
+
+    it('lock(key) is exclusive across instances, released on throw, and aborts a waiter', async () => {
+      const key = `poll:${name('lock')}`;
+      let active = 0;
+      let max = 0;
+      const body = (i: number) => async () => {
+        active++;
+        max = Math.max(max, active);
+        await sleep(15);
+        active--;
+        return i;
+      };
+      const stores = h.crossInstanceLock ? [store, await second()] : [store];
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => stores[i % stores.length]!.lock(key, body(i))));
+      expect(results.sort()).toEqual([0, 1, 2, 3, 4, 5]);
+      expect(max).toBe(1);
+
+      await expect(store.lock(key, async () => Promise.reject(new Error('poll failed')))).rejects.toThrow('poll failed');
+      expect(await store.lock(key, async () => 'after')).toBe('after');
+
+      // A waiter whose signal aborts stops waiting; the holder is not disturbed.
+      let releaseHolder!: () => void;
+      const holder = stores[stores.length - 1]!.lock(key, () => new Promise<string>((r) => (releaseHolder = () => r('held'))));
+      await sleep(50);
+      const ac = new AbortController();
+      const waiter = store.lock(key, async () => 'never', ac.signal);
+      ac.abort(new Error('trigger stopped'));
+      await expect(waiter).rejects.toThrow('trigger stopped');
+      releaseHolder();
+      expect(await holder).toBe('held');
+    });
   });
 }

@@ -88,6 +88,14 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     updated_at TIMESTAMPTZ NOT NULL DEFAULT now()
   );
   `,
+  // 2: cluster-wide lease locks (Store.lock): no client is held while a lock is
+  (s) => `
+  CREATE TABLE ${s}.locks (
+    key         TEXT PRIMARY KEY,
+    owner       TEXT NOT NULL,
+    lease_until TIMESTAMPTZ NOT NULL
+  );
+  `,
 ];
 
 export function quoteIdent(name: string): string {

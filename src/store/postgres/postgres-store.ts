@@ -12,6 +12,7 @@ import type { PoolClient, PoolConfig } from 'pg';
 import type { StoredTokens, TokenStore } from '../../connectors/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../../engine/record.js';
 import { deriveKey, SECRET_ENV, TokenCipher } from '../token-crypto.js';
+import { storageError } from './errors.js';
 import type { Capture, ExecutionFilter, ExecutionSummary, NewExecution, SavedPayload, Store } from '../types.js';
 import {
   checkFilter,
@@ -32,6 +33,7 @@ import {
   summaryFromRow,
   type StoreStats,
 } from '../common.js';
+import { LeaseLocks } from './lease-locks.js';
 import { migrate, quoteIdent } from './migrations.js';
 
 export interface PostgresStoreOptions {
@@ -120,13 +122,13 @@ export class PostgresStore implements Store {
 
   private q<R extends Row = Row>(sql: string, params: unknown[] = [], on: Queryable = this.pool): Promise<pg.QueryResult<R>> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
-    return on.query<R>(sql, params);
+    return on.query<R>(sql, params).catch((err: unknown) => Promise.reject(storageError(err)));
   }
 
   /** Runs `fn` in a transaction on a dedicated client. */
   async tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
     if (this.closed) throw new Error('the store is closed');
-    const c = await this.pool.connect();
+    const c = await this.pool.connect().catch((err: unknown) => Promise.reject(storageError(err)));
     try {
       await c.query('BEGIN');
       const result = await fn(c);
@@ -135,7 +137,7 @@ export class PostgresStore implements Store {
       return result;
     } catch (err) {
       await c.query('ROLLBACK').catch(() => undefined);
-      throw err;
+      throw storageError(err);
     } finally {
       c.release();
     }
@@ -470,6 +472,13 @@ export class PostgresStore implements Store {
   async claimTick(integration: string, tick: string): Promise<boolean> {
     const r = await this.q(`INSERT INTO ${this.t('ticks')} (integration, tick) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [integration, tick]);
     return r.rowCount === 1;
+  }
+
+  private leaseLocks?: LeaseLocks;
+
+  lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    this.leaseLocks ??= new LeaseLocks(this.pool, this.t('locks'));
+    return this.leaseLocks.run(key, fn, signal);
   }
 
   // Tokens (used by PostgresTokenStore) -------------------------------------------------------

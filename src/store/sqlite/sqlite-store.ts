@@ -36,7 +36,7 @@ import {
   summaryFromRow,
   type StoreStats,
 } from '../common.js';
-import { openError, writeError } from './errors.js';
+import { openError, readError, writeError } from './errors.js';
 import { migrate } from './migrations.js';
 import { WriteQueue } from './write-queue.js';
 
@@ -129,7 +129,7 @@ export class SqliteStore implements Store {
     try {
       return Promise.resolve(fn());
     } catch (err) {
-      return Promise.reject(err);
+      return Promise.reject(readError(this.dataDir, err));
     }
   }
 
@@ -446,6 +446,13 @@ export class SqliteStore implements Store {
         this.db.prepare('INSERT OR IGNORE INTO ticks (integration, tick, claimed_at) VALUES (?, ?, ?)').run(integration, tick, new Date().toISOString())
           .changes === 1,
     );
+  }
+
+  /** One process owns the file, so a lock within the process is cluster-wide. */
+  private readonly locks = new KeyedMutex();
+
+  lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.locks.run(key, fn, signal);
   }
 
   // Tokens (used by SqliteTokenStore) ---------------------------------------------------------

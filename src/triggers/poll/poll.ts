@@ -100,11 +100,16 @@ export class PollTrigger {
       } catch (err) {
         return this.failed(polledAt, err);
       }
-      // Polls of one integration never overlap, across replicas too: the seen keys are read
-      // under the store's cluster-wide lock, after the previous poll committed, so two replicas
-      // never both take the same item for new. (The token store's lock is the store's one
-      // cross-replica mutex: an advisory lock on PostgreSQL, in-process on SQLite.)
-      return this.host.store.tokens.withLock(`poll:${this.name}`, () => this.poll(scheduledAt, polledAt));
+      // Polls of one integration never overlap, across replicas too: the whole poll (the call to
+      // the third party, reading the seen keys, the commit) runs under the store's cluster-wide
+      // lock, so a replica polls only after the previous poll committed and never takes an item
+      // for new that the other one is about to commit. The lock is a lease: no database
+      // connection is held while the third party answers.
+      try {
+        return await this.host.store.lock(`poll:${this.name}`, () => this.poll(scheduledAt, polledAt), this.controller.signal);
+      } catch (err) {
+        return this.failed(polledAt, err);
+      }
     })();
     this.running = run;
     try {

@@ -1,0 +1,72 @@
+/**
+ * Cluster-wide locks as leases in the `locks` table: a row per held key with its owner and the
+ * time its lease ends. Taking a lock is one INSERT … ON CONFLICT that succeeds only when nobody
+ * holds the key or the holder's lease ran out; the holder renews the lease while it works, so a
+ * slow holder keeps it and a dead one loses it after `leaseMs`.
+ *
+ * Unlike an advisory lock, no database client is held while the caller works (a poll waits on a
+ * third party with this lock held): the pool stays free for everyone else.
+ */
+import { randomUUID } from 'node:crypto';
+import type pg from 'pg';
+import { KeyedMutex } from '../common.js';
+
+export interface LeaseLockOptions {
+  /** How long a lease lasts without renewal (default 30 s); renewed every third of it. */
+  leaseMs?: number;
+  /** How often a waiter tries again (default 100 ms). */
+  retryMs?: number;
+}
+
+export class LeaseLocks {
+  /** One process, one owner id: the in-process mutex keeps a process to one holder per key. */
+  private readonly owner = randomUUID();
+  private readonly local = new KeyedMutex();
+  private readonly leaseMs: number;
+  private readonly retryMs: number;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    /** The quoted, schema-qualified table name. */
+    private readonly table: string,
+    opts: LeaseLockOptions = {},
+  ) {
+    this.leaseMs = opts.leaseMs ?? 30_000;
+    this.retryMs = opts.retryMs ?? 100;
+  }
+
+  run<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.local.run(key, async () => {
+      await this.acquire(key, signal);
+      const renew = setInterval(() => void this.renew(key).catch(() => undefined), Math.max(100, Math.floor(this.leaseMs / 3)));
+      renew.unref();
+      try {
+        return await fn();
+      } finally {
+        clearInterval(renew);
+        await this.pool.query(`DELETE FROM ${this.table} WHERE key = $1 AND owner = $2`, [key, this.owner]).catch(() => undefined);
+      }
+    }, signal);
+  }
+
+  private async acquire(key: string, signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const { rowCount } = await this.pool.query(
+        `INSERT INTO ${this.table} (key, owner, lease_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
+         ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until
+         WHERE ${this.table}.lease_until < now()`,
+        [key, this.owner, this.leaseMs],
+      );
+      if (rowCount === 1) return;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, this.retryMs);
+        signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+      });
+    }
+  }
+
+  private async renew(key: string): Promise<void> {
+    await this.pool.query(`UPDATE ${this.table} SET lease_until = now() + $3 * interval '1 millisecond' WHERE key = $1 AND owner = $2`, [key, this.owner, this.leaseMs]);
+  }
+}
