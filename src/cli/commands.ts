@@ -6,3 +6,4 @@ registerCommand('executions', 'list, show or replay executions of a running serv
 registerCommand('listen', 'turn listening mode (capture test-URL requests) on or off', async () => (await import('./listen.js')).listenCommand);
 registerCommand('payloads', 'list, save, edit and run saved payloads', async () => (await import('./payloads.js')).payloadsCommand);
 registerCommand('urls', "print integrations' webhook URLs", async () => (await import('./urls.js')).urlsCommand);
+registerCommand('test', 'run integration test files (*.test.yaml) with mocked steps (exit 0 passed, 1 failed, 2 usage/invalid)', async () => (await import('./test.js')).testCommand);

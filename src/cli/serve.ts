@@ -2,11 +2,14 @@
  * `hcm-runner serve [--dir DIR] [--port N] [--host H] [--data DIR] [--database-url URL] [--sandbox]`
  * — the long-running runtime (PRODUCT §3). SIGTERM/SIGINT shut down gracefully, SIGHUP reloads.
  */
+import { isAbsolute, relative, resolve } from 'node:path';
 import type { Sandbox } from '../sandbox/index.js';
+import { openStore } from '../store/open.js';
 import { startServer } from '../server/index.js';
 import { isWebhookLike } from '../runtime/runtime.js';
 import { missingEnvProblems } from '../runtime/missing-env.js';
 import { intFlag, parse, UsageError } from './args.js';
+import { forgetPreviousSandboxTokens, startLocalSandbox } from './local-sandbox.js';
 
 export const serveUsage = `Usage: hcm-runner serve [--dir DIR] [--port N] [--host H] [--data DIR] [--database-url URL] [--sandbox]
 
@@ -26,7 +29,9 @@ Runs the runtime: webhook URLs, schedules and polls, the admin API, health and m
                           executions of one integration at once (default 4)
   --backlog N             queued executions before webhooks get 429 (default 1000)
   --retention-days N      days finished executions are kept (default 14; 0 = forever)
-Environment: HCM_RUNNER_ADMIN_TOKEN (admin API bearer token; generated and printed when unset),
+Environment: HCM_RUNNER_ADMIN_TOKEN (admin API bearer token; when unset, one is created once into
+DIR/admin-token of --data, mode 0600, and reused), HCM_RUNNER_LOG_FORMAT (json or pretty; default
+pretty when stdout is a terminal),
 HCM_RUNNER_SECRET, HCM_RUNNER_PUBLIC_URL, HCM_RUNNER_LOG_LEVEL, HCM_RUNNER_SHUTDOWN_GRACE_MS;
 on PostgreSQL also HCM_RUNNER_REPLICA_ID (named in every log line) and HCM_RUNNER_LEASE_SECONDS
 (how long a silent replica keeps its running executions before another takes them; default 60).`;
@@ -66,28 +71,28 @@ export async function serveCommand(argv: string[]): Promise<number> {
 
   let sandbox: Sandbox | undefined;
   if (values.sandbox) {
-    sandbox = await startLocalSandbox();
-    // Set before loading so `{env: HCM_API_URL, default: …}` values resolve to the sandbox.
-    Object.assign(env, {
-      HCM_API_URL: sandbox.apiUrl,
-      HCM_TOKEN_URL: sandbox.tokenUrl,
-      HCM_AUTHORIZE_URL: sandbox.authorizeUrl,
-      HCM_CLIENT_ID: 'sandbox-client',
-      HCM_CLIENT_SECRET: 'sandbox-secret',
-      HCM_REFRESH_TOKEN: sandbox.issueRefreshToken(),
-      HCM_TENANT: 'sandbox',
-    });
+    sandbox = await startLocalSandbox(env);
     process.stderr.write(`HCM sandbox on ${sandbox.url} (HCM_API_URL=${sandbox.apiUrl})\n`);
   }
 
+  const dataDir = (values.data as string | undefined) ?? 'data';
+  const databaseUrl = (values['database-url'] as string | undefined) ?? env.DATABASE_URL;
   let server;
   try {
+    // With the sandbox, the store is opened here first: tokens of a previous sandbox must be gone
+    // before recovery, polls or webhooks use them.
+    const store = sandbox ? await openStore({ dataDir: resolve(dataDir), databaseUrl }) : undefined;
+    if (store) await forgetPreviousSandboxTokens(store.tokens, env).catch(async (err) => {
+      await store.close();
+      throw err;
+    });
     server = await startServer({
       dir: (values.dir as string | undefined) ?? 'integrations',
       port,
       host: (values.host as string | undefined) ?? '127.0.0.1',
-      dataDir: (values.data as string | undefined) ?? 'data',
-      databaseUrl: (values['database-url'] as string | undefined) ?? env.DATABASE_URL,
+      dataDir,
+      databaseUrl,
+      store,
       limits,
       retentionDays,
       shutdownGraceMs: graceMs,
@@ -142,20 +147,30 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
 }
 
-async function startLocalSandbox(): Promise<Sandbox> {
-  const { startSandbox } = await import('../sandbox/index.js');
-  try {
-    return await startSandbox({ port: 8090, quiet: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    return startSandbox({ port: 0, quiet: true });
-  }
+/**
+ * How to get at the admin token. A stored token is shown when it was just created (the one time
+ * it must be) and on a terminal; in a log it is referred to by its file instead.
+ */
+function adminTokenLines(server: Awaited<ReturnType<typeof startServer>>): string[] {
+  if (!server.adminTokenFile) return ['admin token: HCM_RUNNER_ADMIN_TOKEN'];
+  const file = shownPath(server.adminTokenFile);
+  const show = server.adminTokenGenerated || process.stderr.isTTY;
+  return [
+    `admin token: ${server.adminTokenGenerated ? 'created and ' : ''}stored in ${file} (mode 0600, kept across restarts); CLI commands run here read it from there`,
+    `  for curl, the console or another directory: export HCM_RUNNER_ADMIN_TOKEN=${show ? server.adminToken : `$(cat ${file})`}`,
+  ];
+}
+
+/** A path as the user typed it would look: relative when below the working directory. */
+function shownPath(abs: string): string {
+  const rel = relative(process.cwd(), abs);
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : abs;
 }
 
 function printBanner(server: Awaited<ReturnType<typeof startServer>>): void {
   const lines = [`hcm-runner listening on ${server.url}${server.publicUrl !== server.url ? ` (public URL ${server.publicUrl})` : ''}`];
   if (server.runtime.registry.entries().length === 0) lines.push(`no integration files (*.yaml, *.yml) found in ${server.runtime.registry.dir}`);
-  if (server.adminTokenGenerated) lines.push(`admin token (HCM_RUNNER_ADMIN_TOKEN was not set; generated for this run): ${server.adminToken}`);
+  lines.push(`console: ${server.url}/console/`, ...adminTokenLines(server));
   for (const e of server.runtime.registry.entries()) {
     const problems = e.problems.length ? e.problems : e.integration ? missingEnvProblems(e.integration, server.runtime.env) : [];
     const running = e.problems.length ? ', last good version running' : '';

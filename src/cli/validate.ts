@@ -1,12 +1,14 @@
 /** `hcm-runner validate [PATH…] [--format text|json|github]` — exit 0 valid, 1 problems, 2 usage. */
-import { listIntegrationFiles, loadFiles } from '../definition/load.js';
+import { listIntegrationFiles, listTestFiles, loadFiles } from '../definition/load.js';
 import { formatProblems } from '../definition/problems.js';
 import type { Problem } from '../definition/types.js';
+import { IntegrationLookup, loadTestFile } from '../testing/load.js';
 import { parse, UsageError } from './args.js';
 
 export const validateUsage = `Usage: hcm-runner validate [PATH…] [--format text|json|github]
 
-Validates integration files (*.yaml, *.yml) and folders; default ./integrations.
+Validates integration files (*.yaml, *.yml) and folders; default ./integrations. Test files
+(*.test.yaml, docs/testing.md) are checked as test files: their integration, step ids and asserts.
 One line per problem: FILE:LINE:COL: error: MESSAGE
   --format json     a JSON array of {file, line, column, message, path}
   --format github   GitHub Actions annotations (::error file=…,line=…,col=…::…)
@@ -23,9 +25,13 @@ export async function validateCommand(argv: string[]): Promise<number> {
     throw new UsageError(`--format must be text, json or github, got "${format}"\n\n${validateUsage}`);
   }
   const paths = positionals.length ? positionals : ['integrations'];
-  const { files, missing } = listIntegrationFiles(paths);
+  const { files: integrationFiles, missing } = listIntegrationFiles(paths);
   if (missing.length) throw new UsageError(`no such file or folder: ${missing.join(', ')}`);
-  const problems: Problem[] = loadFiles(files).flatMap((l) => l.problems);
+  const testFiles = listTestFiles(paths).files;
+  const files = [...integrationFiles, ...testFiles];
+  const problems: Problem[] = loadFiles(integrationFiles).flatMap((l) => l.problems);
+  const lookup = new IntegrationLookup();
+  for (const f of testFiles) problems.push(...loadTestFile(f, lookup).problems);
   const out = formatProblems(problems, format);
   if (format === 'json') process.stdout.write(out + '\n');
   else if (out) process.stdout.write(out + '\n');

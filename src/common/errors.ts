@@ -29,3 +29,18 @@ export class StopSignal extends Error {
     this.name = 'StopSignal';
   }
 }
+
+/**
+ * The store cannot be used right now: the database file is corrupt or unreadable, the disk is
+ * full or read-only, the database server is unreachable. Stores raise it; the HTTP layer answers
+ * 503 with Retry-After (in one place: the app's error handler) and logs `message`, which says
+ * what is wrong and what to do.
+ */
+export class StorageUnavailableError extends Error {
+  /** Seconds a caller should wait before retrying. */
+  readonly retryAfterSec = 30;
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StorageUnavailableError';
+  }
+}

@@ -1,6 +1,8 @@
 /** The runner's Hono app: webhooks, health, metrics, OAuth callback and the admin API. */
 import { Hono } from 'hono';
 import { routePath } from 'hono/route';
+import { StorageUnavailableError } from '../common/errors.js';
+import { consoleApp } from '../console/app.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { ApiError, adminApi } from './admin.js';
 import type { Metrics } from './metrics.js';
@@ -33,6 +35,11 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
     return c.json({ error: `internal error: ${err.message}` }, 500);
   });
   return app;
+    if (err instanceof StorageUnavailableError) {
+      // A corrupt, unreadable or full database: the operator's to fix; clients retry later.
+      runtime.logger?.error({ err: err.message, route: matched(c) }, 'request refused: storage unavailable');
+      return c.json({ error: err.message }, 503, { 'retry-after': String(err.retryAfterSec) });
+    }
 }
 
 function matched(c: Parameters<typeof routePath>[0]): string {

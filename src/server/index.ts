@@ -3,7 +3,6 @@
  * the HTTP surface of PRODUCT §6 on @hono/node-server. Used by `hcm-runner serve` and by tests
  * (in-process, port 0).
  */
-import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
@@ -18,6 +17,7 @@ import type { DispatcherLimits } from '../runtime/dispatcher.js';
 import type { ExecutionQueue } from '../runtime/queue.js';
 import type { RegistryEntry } from '../runtime/registry.js';
 import { Runtime } from '../runtime/runtime.js';
+import { loadOrCreateAdminToken } from './admin-token.js';
 import { createApp } from './app.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics.js';
@@ -38,7 +38,10 @@ export interface ServerOptions {
   secret?: string;
   /** Default HCM_RUNNER_PUBLIC_URL, else http://{host}:{port}. */
   publicUrl?: string;
-  /** Default HCM_RUNNER_ADMIN_TOKEN; when neither, a random one is generated and printed to stderr. */
+  /**
+   * Default HCM_RUNNER_ADMIN_TOKEN; when neither, the token stored in `<dataDir>/admin-token`
+   * (created once, mode 0600) — see admin-token.ts.
+   */
   adminToken?: string;
   limits?: Partial<DispatcherLimits>;
   retentionDays?: number;
@@ -65,8 +68,10 @@ export interface RunningServer {
   /** Base of webhook and OAuth callback URLs. */
   publicUrl: string;
   adminToken: string;
-  /** True when the admin token was generated (not configured). */
+  /** True when the admin token was created by this start (it was neither configured nor stored). */
   adminTokenGenerated: boolean;
+  /** Where the admin token is stored, when it was not configured (HCM_RUNNER_ADMIN_TOKEN). */
+  adminTokenFile?: string;
   runtime: Runtime;
   app: Hono<AppEnv>;
   /** The integrations' statuses after the initial load. */
@@ -100,6 +105,19 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     await pgQueue?.stop().catch((err: Error) => logger.warn({ err: err.message }, 'job queue did not stop cleanly'));
   };
 
+  let adminToken = opts.adminToken ?? env.HCM_RUNNER_ADMIN_TOKEN;
+  let adminTokenGenerated = false;
+  let adminTokenFile: string | undefined;
+  if (!adminToken) {
+    try {
+      ({ token: adminToken, created: adminTokenGenerated, file: adminTokenFile } = await loadOrCreateAdminToken(resolve(opts.dataDir ?? 'data')));
+    } catch (err) {
+      await stopQueue();
+      await store.close();
+      throw err;
+    }
+  }
+
   // Listen first (the public URL may depend on the port), answering 503 until the runtime is ready.
   let handler: (req: Request, env: HttpBindings) => Response | Promise<Response> = () =>
     new Response(JSON.stringify({ error: 'starting' }), { status: 503, headers: { 'content-type': 'application/json', 'retry-after': '1' } });
@@ -118,10 +136,6 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   const url = `http://${shownHost}:${port}`;
   const publicUrl = (opts.publicUrl ?? env.HCM_RUNNER_PUBLIC_URL ?? url).replace(/\/+$/, '');
-
-  let adminToken = opts.adminToken ?? env.HCM_RUNNER_ADMIN_TOKEN;
-  const adminTokenGenerated = !adminToken;
-  if (!adminToken) adminToken = randomBytes(24).toString('base64url');
 
   const runtime = new Runtime({
     dir: resolve(opts.dir ?? 'integrations'),
@@ -160,7 +174,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       logger.info(result, 'hcm-runner stopped');
     })());
 
-  return { url, port, publicUrl, adminToken, adminTokenGenerated, runtime, app, integrations, close };
+  return { url, port, publicUrl, adminToken, adminTokenGenerated, adminTokenFile, runtime, app, integrations, close };
 }
 
 function closeHttp(server: ServerType, graceMs = 0): Promise<void> {

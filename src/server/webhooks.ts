@@ -10,6 +10,7 @@ import type { Context } from 'hono';
 import type { CompiledIntegration, WebhookOptions } from '../definition/types.js';
 import { bareScope } from '../engine/connections.js';
 import { evaluateTemplate } from '../engine/evaluate.js';
+import { StorageUnavailableError } from '../common/errors.js';
 import { BusyError } from '../runtime/dispatcher.js';
 import { isWebhookLike, type Runtime } from '../runtime/runtime.js';
 import type { NewExecution } from '../store/types.js';
@@ -36,10 +37,10 @@ export function webhookHandler(runtime: Runtime) {
           body: JSON.stringify({ error: err.message }),
         });
       }
-      if (isStorageUnavailable(err)) {
-        // A full or read-only data directory is the operator's to fix; callers should retry later.
-        runtime.logger?.error({ err: (err as Error).message }, 'webhook refused: storage unavailable');
-        return send(c, { status: 503, headers: { 'retry-after': '30', 'content-type': 'application/json' }, body: JSON.stringify({ error: (err as Error).message }) });
+      if (err instanceof StorageUnavailableError) {
+        // A full, read-only or corrupt database is the operator's to fix; callers should retry later.
+        runtime.logger?.error({ err: err.message }, 'webhook refused: storage unavailable');
+        return send(c, { status: 503, headers: { 'retry-after': String(err.retryAfterSec), 'content-type': 'application/json' }, body: JSON.stringify({ error: err.message }) });
       }
       runtime.logger?.error({ err: (err as Error).message }, 'webhook intake failed');
       return send(c, { status: 500, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error: `internal error: ${(err as Error).message}` }) });
@@ -173,11 +174,6 @@ function decodePath(p: string): string {
 }
 
 /** Storage errors (SQLite/PostgreSQL codes) that mean "not now", not "this request is wrong". */
-function isStorageUnavailable(err: unknown): boolean {
-  const code = String((err as { code?: unknown })?.code ?? '');
-  return /^(SQLITE_FULL|SQLITE_READONLY|SQLITE_IOERR|ENOSPC|EROFS|53100|53200|57P03|08006)/.test(code);
-}
-
 /**
  * The HMAC secret of an integration version, read once (a reload compiles a new version). An
  * empty secret is refused like a missing one: with an empty key anybody could sign requests.

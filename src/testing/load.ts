@@ -1,0 +1,271 @@
+/**
+ * Loads an integration test file: YAML with positions, the test-file schema
+ * (schemas/integration-test.schema.json), the integration it names, and the checks a schema
+ * cannot make — step ids in mocks and expectations, trigger data that fits the trigger type,
+ * assert expressions that compile. Every problem carries the file, line and column.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { listIntegrationFiles, loadFile, type LoadedFile } from '../definition/load.js';
+import { ProblemSink } from '../definition/problems.js';
+import { createAjv, explainErrors } from '../definition/schema-validator.js';
+import { closest } from '../definition/suggest.js';
+import { compileTemplate } from '../definition/templates.js';
+import type { CompiledIntegration, Problem, ValueTemplate } from '../definition/types.js';
+import { joinPointer, parseYamlSource, type YamlSource } from '../definition/yaml-source.js';
+import type { CaseExpectation, Mock, MockAnswer, StepExpectation, TestCase, TestSuite, TriggerInput } from './types.js';
+
+export const testSchemaPath = fileURLToPath(new URL('../../schemas/integration-test.schema.json', import.meta.url));
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
+
+let validator: ValidateFunction | undefined;
+function testFileValidator(): ValidateFunction {
+  validator ??= createAjv().compile(JSON.parse(readFileSync(testSchemaPath, 'utf8')) as Obj);
+  return validator;
+}
+
+/**
+ * Finds integrations by name among the files of a folder (and below), loading each folder once
+ * per command run.
+ */
+export class IntegrationLookup {
+  private readonly byDir = new Map<string, LoadedFile[]>();
+  private readonly byPath = new Map<string, LoadedFile>();
+
+  byName(name: string, dir: string): { found?: LoadedFile; names: string[] } {
+    let loaded = this.byDir.get(dir);
+    if (!loaded) {
+      loaded = listIntegrationFiles([dir]).files.map((f) => this.file(f));
+      this.byDir.set(dir, loaded);
+    }
+    const found = loaded.find((l) => (l.integration?.name ?? headerName(l)) === name);
+    return { found, names: loaded.map((l) => l.integration?.name).filter((n): n is string => !!n) };
+  }
+
+  file(path: string): LoadedFile {
+    const abs = resolve(path);
+    let l = this.byPath.get(abs);
+    if (!l) {
+      l = loadFile(abs, display(abs));
+      this.byPath.set(abs, l);
+    }
+    return l;
+  }
+}
+
+/** The `name:` of a file that failed to compile, read from its text (to say "it has problems" rather than "not found"). */
+function headerName(l: LoadedFile): string | undefined {
+  try {
+    return /^name:\s*["']?([a-z0-9][a-z0-9-]*)/m.exec(readFileSync(resolve(l.file), 'utf8'))?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
+export interface LoadedTestFile {
+  file: string;
+  suite?: TestSuite;
+  problems: Problem[];
+}
+
+export function loadTestFile(path: string, lookup = new IntegrationLookup()): LoadedTestFile {
+  const file = display(resolve(path));
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    return { file, problems: [{ file, line: 1, column: 1, message: `cannot read file: ${(err as Error).message}`, path: '' }] };
+  }
+  return loadTestText(file, text, dirname(resolve(path)), lookup);
+}
+
+/** `dir` is the test file's folder: integration names are looked up there, paths resolved from it. */
+export function loadTestText(file: string, text: string, dir: string, lookup = new IntegrationLookup()): LoadedTestFile {
+  const src = parseYamlSource(file, text);
+  const problems = new ProblemSink(src);
+  const syntax = src.syntaxErrors[0];
+  if (syntax) {
+    problems.add('', syntax.message, syntax.position);
+    return { file, problems: problems.problems };
+  }
+  const doc = src.value;
+  if (!isObj(doc)) {
+    problems.add('', 'a test file must be a YAML mapping with integration and cases (see docs/testing.md)');
+    return { file, problems: problems.problems };
+  }
+  const validate = testFileValidator();
+  if (!validate(doc)) for (const p of explainErrors(validate.errors ?? [])) problems.add(p.pointer, p.message, undefined, p.atKey ? 'key' : 'value');
+  if (problems.count) return { file, problems: problems.problems };
+
+  const integration = resolveIntegration(String(doc.integration), dir, lookup, problems);
+  if (!integration) return { file, problems: problems.problems };
+  const checker = new CaseChecker(src, problems, integration);
+  const cases = (doc.cases as unknown[]).map((raw, i) => checker.testCase(raw as Obj, `/cases/${i}`));
+  const names = new Map<string, number>();
+  cases.forEach((c, i) => {
+    const first = names.get(c.name);
+    if (first !== undefined) problems.add(`/cases/${i}/name`, `case name "${c.name}" is already used by cases[${first}]; give each case its own name`);
+    else names.set(c.name, i);
+  });
+  if (problems.count) return { file, problems: problems.problems };
+  return { file, problems: [], suite: { file, src, integration, cases } };
+}
+
+function resolveIntegration(ref: string, dir: string, lookup: IntegrationLookup, problems: ProblemSink): CompiledIntegration | undefined {
+  const isPath = /[\\/]/.test(ref) || /\.ya?ml$/i.test(ref);
+  let loaded: LoadedFile | undefined;
+  if (isPath) {
+    loaded = lookup.file(resolve(dir, ref));
+    if (!loaded.integration && loaded.problems[0]?.message.startsWith('cannot read file')) {
+      problems.add('/integration', `no integration file at ${ref} (relative to this test file); give the integration's name or a path relative to this file`);
+      return undefined;
+    }
+  } else {
+    const { found, names } = lookup.byName(ref, dir);
+    if (!found) {
+      const hint = closest(ref, names);
+      problems.add(
+        '/integration',
+        `unknown integration "${ref}"${hint ? ` — did you mean "${hint}"?` : ''}; integrations in ${display(dir) || '.'}: ${names.join(', ') || 'none'} (or give a path relative to this file)`,
+      );
+      return undefined;
+    }
+    loaded = found;
+  }
+  if (!loaded.integration) {
+    const first = loaded.problems[0];
+    problems.add(
+      '/integration',
+      `integration "${ref}" has ${loaded.problems.length} problem(s); fix them first (hcm-runner validate). First: ${first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'unknown'}`,
+    );
+    return undefined;
+  }
+  return loaded.integration;
+}
+
+const TRIGGER_KEYS: Record<string, string[]> = {
+  webhook: ['body', 'headers', 'query', 'pathFragment', 'method'],
+  appEvent: ['body', 'headers', 'query', 'pathFragment', 'method'],
+  schedule: ['scheduledAt', 'firedAt'],
+  batch: ['items'],
+  each: ['item', 'items'],
+};
+
+class CaseChecker {
+  private readonly stepIds: string[];
+
+  constructor(
+    private readonly src: YamlSource,
+    private readonly problems: ProblemSink,
+    private readonly integration: CompiledIntegration,
+  ) {
+    this.stepIds = integration.steps.map((s) => s.id);
+  }
+
+  testCase(raw: Obj, at: string): TestCase {
+    const trigger = (isObj(raw.trigger) ? raw.trigger : {}) as TriggerInput;
+    this.checkTrigger(trigger, joinPointer(at, 'trigger'));
+    const config = isObj(raw.config) ? raw.config : undefined;
+    if (config) this.checkConfig(config, joinPointer(at, 'config'));
+    const mocks: Record<string, Mock> = {};
+    for (const [id, m] of Object.entries(isObj(raw.mocks) ? raw.mocks : {})) {
+      const pointer = joinPointer(at, 'mocks', id);
+      this.checkStepId(id, pointer, 'mocks');
+      const mock = m as Obj;
+      mocks[id] = Array.isArray(mock.calls) ? { kind: 'calls', answers: mock.calls as MockAnswer[], pointer } : { kind: 'every', answer: mock as MockAnswer, pointer };
+    }
+    return { name: String(raw.name), pointer: at, trigger, config, mocks, expect: this.expectation(isObj(raw.expect) ? raw.expect : {}, joinPointer(at, 'expect')) };
+  }
+
+  private checkTrigger(trigger: TriggerInput, at: string): void {
+    const t = this.integration.trigger;
+    const kind = t.type === 'poll' ? t.mode : t.type;
+    const allowed = TRIGGER_KEYS[kind] ?? [];
+    const what = t.type === 'poll' ? `a poll in ${t.mode} mode` : `a ${t.type} trigger`;
+    for (const key of Object.keys(trigger)) {
+      if (!allowed.includes(key)) {
+        this.problems.add(joinPointer(at, key), `trigger.${key} does not apply to ${what}; use ${allowed.join(', ')}`, undefined, 'key');
+      }
+    }
+    if (kind === 'each' && Array.isArray(trigger.items) && trigger.items.length !== 1) {
+      this.problems.add(joinPointer(at, 'items'), `a poll in each mode runs one execution per item: give the one item as trigger.item (one case per item)`, undefined, 'key');
+    }
+  }
+
+  private checkConfig(config: Obj, at: string): void {
+    const known = this.integration.config.kind === 'object' ? this.integration.config.entries.map(([k]) => k) : [];
+    for (const key of Object.keys(config)) {
+      if (known.includes(key)) continue;
+      const hint = closest(key, known);
+      this.problems.add(joinPointer(at, key), `config key "${key}" is not in the integration's config${hint ? ` — did you mean "${hint}"?` : ''}; its keys: ${known.join(', ') || 'none'}`, undefined, 'key');
+    }
+  }
+
+  private checkStepId(id: string, pointer: string, where: string): void {
+    if (this.stepIds.includes(id)) return;
+    const hint = closest(id, this.stepIds);
+    this.problems.add(
+      pointer,
+      `${where}: unknown step "${id}"${hint ? ` — did you mean "${hint}"?` : ''}; steps of ${this.integration.name}: ${this.stepIds.join(', ')}`,
+      undefined,
+      'key',
+    );
+  }
+
+  private expectation(raw: Obj, at: string): CaseExpectation {
+    const out: CaseExpectation = { steps: {}, assert: [] };
+    if (raw.status !== undefined) out.status = raw.status as CaseExpectation['status'];
+    if (isObj(raw.response)) {
+      const t = this.integration.trigger.type;
+      if (t !== 'webhook' && t !== 'appEvent') {
+        this.problems.add(joinPointer(at, 'response'), `expect.response applies to webhook and appEvent triggers only; a ${t} trigger has no caller to answer`, undefined, 'key');
+      }
+      const r = raw.response;
+      out.response = { statusCode: r.statusCode as number | undefined, headers: r.headers as Record<string, string> | undefined, body: r.body, hasBody: 'body' in r };
+    }
+    for (const [id, e] of Object.entries(isObj(raw.steps) ? raw.steps : {})) {
+      this.checkStepId(id, joinPointer(at, 'steps', id), 'expect.steps');
+      const step = e as Obj;
+      out.steps[id] = {
+        status: step.status as StepExpectation['status'],
+        results: step.results,
+        error: step.error as Obj | undefined,
+        attempts: step.attempts as number | undefined,
+        has: { results: 'results' in step, error: 'error' in step },
+      };
+    }
+    const asserts = Array.isArray(raw.assert) ? raw.assert : [];
+    asserts.forEach((a, i) => {
+      const pointer = joinPointer(at, 'assert', i);
+      const before = this.problems.count;
+      const t: ValueTemplate = compileTemplate(a, pointer, this.src, this.problems);
+      if (t.kind === 'expr') {
+        this.checkReferences(t.source, pointer);
+        out.assert.push(t);
+      } else if (this.problems.count === before) {
+        this.problems.add(pointer, 'an assert must be an expression {% … %}');
+      }
+    });
+    return out;
+  }
+
+  /** `$steps.<id>` / `$errors.<id>` in an assert must name a step of the integration. */
+  private checkReferences(source: string, pointer: string): void {
+    for (const m of source.matchAll(/\$(steps|errors)\.([A-Za-z_][A-Za-z0-9_]*)/g)) {
+      const ref = m[2]!;
+      if (this.stepIds.includes(ref)) continue;
+      const hint = closest(ref, this.stepIds);
+      this.problems.add(pointer, `$${m[1]}.${ref}: no step "${ref}" in ${this.integration.name}${hint ? ` — did you mean "${hint}"?` : ''}; steps: ${this.stepIds.join(', ')}`);
+    }
+  }
+}
+
+function display(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel && !rel.startsWith('..') ? rel : path;
+}
+

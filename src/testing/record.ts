@@ -1,0 +1,100 @@
+/**
+ * A stored execution → a test case (`hcm-runner test --record`): the trigger data turned back
+ * into what a case writes (body, headers, query …), every calling step's recorded answer as its
+ * mock, and what was observed — status, the caller's response, each step's status and results —
+ * as the expectations. Running the case back reproduces the execution.
+ */
+import type { CompiledIntegration } from '../definition/types.js';
+import type { ExecutionRecord } from '../engine/record.js';
+import { isJsonType, parseContentType } from '../triggers/webhook/content-type.js';
+import { REDACTED } from '../triggers/webhook/trigger-data.js';
+import { callsOut } from './mocks.js';
+import { callerResponse } from './run-case.js';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
+
+export class RecordError extends Error {}
+
+/** Headers every HTTP client sends; they say nothing about the integration. */
+const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept', 'accept-encoding', 'user-agent', 'x-execution-id']);
+
+export async function caseFromExecution(record: ExecutionRecord, integration: CompiledIntegration, env: NodeJS.ProcessEnv = process.env): Promise<Obj> {
+  if (record.status !== 'succeeded' && record.status !== 'failed') {
+    throw new RecordError(`execution ${record.id} is ${record.status}; record it once it has finished`);
+  }
+  const c: Obj = { name: `recorded from execution ${record.id}`, trigger: triggerInput(integration, record.trigger) };
+  const mocks: Obj = {};
+  const steps: Obj = {};
+  const forEach = new Set(integration.steps.filter((s) => s.forEach).map((s) => s.id));
+  for (const s of record.steps) {
+    if (callsOut(s.action) && s.status === 'succeeded') {
+      mocks[s.id] = forEach.has(s.id) && Array.isArray(s.results) ? { calls: s.results.map((r) => ({ results: r ?? null })) } : { results: s.results ?? null };
+    } else if (callsOut(s.action) && s.status === 'failed' && s.error) {
+      mocks[s.id] = { error: mockErrorOf(s.error) };
+    }
+    const e: Obj = { status: s.status };
+    if (s.status === 'succeeded' && s.results !== undefined) e.results = s.results;
+    if (s.status === 'failed' && s.error?.status !== undefined) e.error = { status: s.error.status };
+    steps[s.id] = e;
+  }
+  if (Object.keys(mocks).length) c.mocks = mocks;
+  const expect: Obj = { status: record.status };
+  const response = await callerResponse(integration, record.trigger, record, env);
+  if (response) {
+    const r: Obj = { statusCode: response.statusCode };
+    // The execution id differs on every run: keep the rest of the body.
+    if (isObj(response.body)) {
+      const { executionId: _id, ...rest } = response.body;
+      void _id;
+      if (Object.keys(rest).length) r.body = rest;
+    } else if (response.body !== undefined) r.body = response.body;
+    expect.response = r;
+  }
+  if (Object.keys(steps).length) expect.steps = steps;
+  c.expect = expect;
+  return c;
+}
+
+/** What a mock must answer for the connector to raise this error again. */
+function mockErrorOf(error: NonNullable<ExecutionRecord['steps'][number]['error']>): Obj {
+  const out: Obj = {};
+  if (error.status !== undefined) out.statusCode = error.status;
+  const remote = isObj(error.remote) ? error.remote : undefined;
+  if (typeof remote?.error === 'string') out.message = remote.error;
+  else out.message = error.message.replace(/^integration [^,]+, step [^ ]+ \([^)]+\): /, '');
+  if (remote) for (const [k, v] of Object.entries(remote)) if (k !== 'error' && v !== undefined) out[k] = v;
+  return out;
+}
+
+function triggerInput(integration: CompiledIntegration, trigger: unknown): Obj {
+  const t = isObj(trigger) ? trigger : {};
+  const type = integration.trigger;
+  if (type.type === 'schedule') return { scheduledAt: t.scheduledAt, ...(t.firedAt !== t.scheduledAt && t.firedAt ? { firedAt: t.firedAt } : {}) };
+  if (type.type === 'poll') return type.mode === 'each' ? { item: t.item ?? (Array.isArray(t.items) ? t.items[0] : null) } : { items: Array.isArray(t.items) ? t.items : [] };
+  const out: Obj = {};
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(isObj(t.headers) ? t.headers : {})) {
+    if (!TRANSPORT_HEADERS.has(k) && v !== REDACTED) headers[k] = String(v);
+  }
+  const body = isObj(t.body) ? t.body : undefined;
+  const raw = isObj(t.rawBody) ? t.rawBody : undefined;
+  const mediaType = parseContentType(String(body?.contentType ?? raw?.contentType ?? headers['content-type'] ?? '')).mediaType;
+  if (body && isJsonType(mediaType)) {
+    out.body = body.data;
+    if (mediaType === 'application/json') delete headers['content-type'];
+  } else if (body && mediaType === 'application/x-www-form-urlencoded') {
+    out.body = body.data;
+  } else if (body) {
+    throw new RecordError(`the execution's request body is ${mediaType || 'binary'}; recording supports JSON, form and text bodies — write this case's trigger by hand (docs/testing.md)`);
+  } else if (raw) {
+    out.body = raw.data;
+  }
+  const methods = type.methods;
+  const defaultMethod = methods.includes('POST') ? 'POST' : methods[0];
+  if (typeof t.method === 'string' && t.method !== defaultMethod) out.method = t.method;
+  if (typeof t.pathFragment === 'string' && t.pathFragment) out.pathFragment = t.pathFragment;
+  if (isObj(t.queryParameters) && Object.keys(t.queryParameters).length) out.query = t.queryParameters;
+  if (Object.keys(headers).length) out.headers = headers;
+  return out;
+}

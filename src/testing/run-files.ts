@@ -1,0 +1,28 @@
+/** Loads test files and runs their cases, one after the other (cases share nothing but the token store). */
+import type { RuntimeServices } from '../connectors/types.js';
+import { IntegrationLookup, loadTestFile } from './load.js';
+import { MemoryTokenStore } from './mocks.js';
+import type { TestReport } from './report.js';
+import { runCase } from './run-case.js';
+
+export interface RunTestFilesOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Unmocked HCM steps call the sandbox the env points at (`--sandbox`). */
+  sandbox?: boolean;
+}
+
+export async function runTestFiles(files: string[], opts: RunTestFilesOptions = {}): Promise<TestReport> {
+  const lookup = new IntegrationLookup();
+  const services: RuntimeServices = { tokens: new MemoryTokenStore(), publicUrl: 'http://hcm-runner.test' };
+  const report: TestReport = { files: [], problems: [] };
+  for (const path of files) {
+    const loaded = loadTestFile(path, lookup);
+    report.problems.push(...loaded.problems);
+    const suite = loaded.suite;
+    if (!suite) continue;
+    const cases = [];
+    for (const c of suite.cases) cases.push(await runCase(suite, c, { services, env: opts.env, sandbox: opts.sandbox }));
+    report.files.push({ file: suite.file, integration: suite.integration.name, src: suite.src, cases });
+  }
+  return report;
+}

@@ -1,0 +1,60 @@
+/**
+ * Storage faults: the SQLite file is overwritten mid-page under a running server. Webhook intake
+ * and the admin API answer 503 with Retry-After (not 500), naming the problem, and the server
+ * keeps answering /healthz.
+ */
+import { openSync, writeSync, closeSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { startTestServer, type TestServer } from '../server/helpers.js';
+
+const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fuzz');
+let s: TestServer;
+beforeAll(async () => {
+  s = await startTestServer({ dir: fixtures, env: { FUZZ_SIGNING_SECRET: 'x' } });
+});
+afterAll(async () => {
+  await s?.stop();
+});
+
+/** Checkpoints the database, then overwrites it from the middle of page 2 to the end with garbage. */
+function corrupt(store: SqliteStore): void {
+  store.db.pragma('wal_checkpoint(TRUNCATE)');
+  const size = statSync(store.file).size;
+  const fd = openSync(store.file, 'r+');
+  try {
+    // Mid-page: from half of page 2 on (the header page stays valid, so SQLite opens it).
+    const pageSize = store.db.pragma('page_size', { simple: true }) as number;
+    const garbage = Buffer.alloc(size - pageSize - pageSize / 2, 0xa5);
+    writeSync(fd, garbage, 0, garbage.length, pageSize + pageSize / 2);
+  } finally {
+    closeSync(fd);
+  }
+  // Drop the pages SQLite keeps in memory (as memory pressure would): the next reads go to the file.
+  store.db.pragma('shrink_memory');
+}
+
+describe('a corrupt SQLite database', () => {
+  it('answers 503 with Retry-After on webhook intake and the admin API', async () => {
+    const url = s.urls('echo').live;
+    const post = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'p'.repeat(8192) }) });
+    for (let i = 0; i < 20; i++) expect((await post()).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+
+    corrupt(s.runtime.store as SqliteStore);
+
+    const intake = await post();
+    expect(intake.status).toBe(503);
+    expect(intake.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(((await intake.json()) as { error: string }).error).toMatch(/corrupt.*restore .* from a backup/);
+
+    const api = await s.api('GET', '/executions?limit=100');
+    expect(api.status).toBe(503);
+    expect(api.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(api.body.error).toMatch(/corrupt/);
+
+    expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+  });
+});
