@@ -10,8 +10,9 @@
  * runner N times, keep the median), --database-url URL (PostgreSQL scenarios; default: the URL
  * printed by scripts/ensure-postgres.sh for database hcm_bench), --no-pg, --json FILE.
  *
- * Every server under test runs in its own process (bench/targets/*), the load generator
- * (autocannon) in this one: on a 2-core machine one core each.
+ * Every server under test runs in its own process (bench/targets/*); the load generator is
+ * Debian's wrk when the machine has it (installed on demand as root), else autocannon in this
+ * process: on a 2-core machine one core each.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generatedYaml, intakeYaml, e2eYaml, reloadYaml, scheduleYaml, syncYaml, writeIntegrations } from './lib/integrations.js';
-import { load, summarize, type LoadResult } from './lib/load.js';
+import { closedLoopGenerator, load, summarize, type LoadResult } from './lib/load.js';
 import { repoRoot, startChild, type Child } from './lib/proc.js';
 import type { RunnerConfig } from './targets/runner.js';
 
@@ -503,11 +504,12 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
   out.push(row(['Commit', `${commit}${dirty}`]));
   out.push(row(['Machine', `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${mb(totalmem())} RAM (${mb(freemem())} free at the end)`]));
   out.push(row(['Node', process.version]));
-  out.push(row(['Load generator', `autocannon (programmatic), ${CONNECTIONS} connections unless noted, ${WARMUP} s warm-up + ${DURATION} s measured${QUICK ? ' (**--quick**: short runs, indicative only)' : ''}`]));
-  out.push(row(['Processes', 'the server under test and the load generator each in their own Node process; the HCM sandbox in a third']));
+  const generator = closedLoopGenerator() === 'wrk' ? 'wrk (C, one thread) for closed-loop runs; autocannon for fixed-rate runs' : 'autocannon (programmatic; wrk not available)';
+  out.push(row(['Load generator', `${generator}, ${CONNECTIONS} connections unless noted, ${WARMUP} s warm-up + ${DURATION} s measured${QUICK ? ' (**--quick**: short runs, indicative only)' : ''}`]));
+  out.push(row(['Processes', 'the server under test and the load generator each in their own process; the HCM sandbox in a third']));
   out.push(row(['Run time', `${Math.round(elapsedSec)} s`]));
   out.push('');
-  out.push('Latencies are client-side (autocannon, per response, full precision) unless noted. Other processes on the machine (e.g. test runs) disturb the figures; compare numbers from the same run.');
+  out.push('Latencies are client-side (the µs histogram of wrk, or autocannon per response at full precision) unless noted. Other processes on the machine (e.g. test runs) disturb the figures; compare numbers from the same run.');
   out.push('');
 
   if (res.intake) {

@@ -1,9 +1,18 @@
 /**
- * Load generation with autocannon's programmatic API: a warm-up (discarded), then a fixed-duration
- * measurement. Latencies are collected per response at full precision (autocannon's own histogram
- * has 1 ms buckets, too coarse for sub-millisecond overheads).
+ * Load generation: a warm-up (discarded), then a fixed-duration measurement. Closed-loop runs use
+ * Debian's `wrk` (C, one thread, µs latency histogram) when the machine has it, so the generator
+ * leaves the cores to what it measures; open-loop runs (`overallRate`) and machines without wrk
+ * use autocannon's programmatic API, with latencies collected per response at full precision
+ * (autocannon's own histogram has 1 ms buckets, too coarse for sub-millisecond overheads).
+ * HCM_BENCH_GENERATOR=autocannon forces autocannon.
  */
 import autocannon from 'autocannon';
+import { runWrk, wrkAvailable } from './wrk.js';
+
+/** Which generator closed-loop runs use on this machine (named in the report). */
+export function closedLoopGenerator(): 'wrk' | 'autocannon' {
+  return process.env.HCM_BENCH_GENERATOR !== 'autocannon' && wrkAvailable() ? 'wrk' : 'autocannon';
+}
 
 export interface LoadOptions {
   url: string;
@@ -37,6 +46,7 @@ export interface LoadResult {
   /** Wall-clock epoch ms of the measurement window. */
   startedAt: number;
   endedAt: number;
+  generator: 'wrk' | 'autocannon';
 }
 
 export function percentile(sorted: ArrayLike<number>, p: number): number {
@@ -69,6 +79,7 @@ function run(o: LoadOptions, durationSec: number, onResponse?: (status: number, 
 }
 
 export async function load(o: LoadOptions): Promise<LoadResult> {
+  if (o.overallRate === undefined && closedLoopGenerator() === 'wrk') return loadWithWrk(o);
   if (o.warmupSec > 0) await run(o, o.warmupSec);
   const lat: number[] = [];
   const { result, startedAt, endedAt } = await run(o, o.durationSec, (status, ms) => {
@@ -95,5 +106,32 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
     mean: s.mean,
     startedAt,
     endedAt,
+    generator: 'autocannon',
+  };
+}
+
+async function loadWithWrk(o: LoadOptions): Promise<LoadResult> {
+  if (o.warmupSec > 0) await runWrk({ ...o, durationSec: o.warmupSec });
+  const startedAt = Date.now();
+  const r = await runWrk(o);
+  const endedAt = Date.now();
+  return {
+    connections: o.connections,
+    durationSec: r.durationSec,
+    requests: r.requests,
+    ok: r.ok,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    statusCodes: { '2xx': r.ok, ...(r.non2xx ? { '4xx/5xx': r.non2xx } : {}) },
+    rps: r.ok / r.durationSec,
+    p50: r.p50,
+    p90: r.p90,
+    p99: r.p99,
+    max: r.max,
+    mean: r.mean,
+    startedAt,
+    endedAt,
+    generator: 'wrk',
   };
 }
