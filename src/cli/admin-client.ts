@@ -1,14 +1,39 @@
 /**
  * A small client for the running server's admin API, shared by the client commands
- * (executions, listen, payloads, urls). Server: --server URL, else HCM_RUNNER_PUBLIC_URL, else
- * http://127.0.0.1:8080; token: HCM_RUNNER_ADMIN_TOKEN.
+ * (executions, listen, payloads, urls, connect). Server: --server URL, else HCM_RUNNER_PUBLIC_URL,
+ * else http://127.0.0.1:8080; token: HCM_RUNNER_ADMIN_TOKEN, else the one `serve` stored in
+ * `--data` (default ./data) — see `adminTokenFor`.
  */
 import { request } from 'undici';
+import { ADMIN_TOKEN_ENV, adminTokenPath, readStoredAdminToken } from '../server/admin-token.js';
 
-export const serverFlag = { server: { type: 'string' as const } };
+/** The flags every client command takes. */
+export const serverFlag = { server: { type: 'string' as const }, data: { type: 'string' as const } };
 
 export const clientHelp = `  --server URL     the running server (default $HCM_RUNNER_PUBLIC_URL or http://127.0.0.1:8080)
-The admin token is read from HCM_RUNNER_ADMIN_TOKEN.`;
+  --data DIR       the server's data directory, where \`serve\` stored the admin token (default ./data)
+The admin token is HCM_RUNNER_ADMIN_TOKEN when set, else the one stored in --data.`;
+
+export const DEFAULT_DATA_DIR = 'data';
+
+export interface AdminTokenSource {
+  token?: string;
+  /** Where it came from: the environment, the data directory's file, or nowhere. */
+  from: 'env' | 'file' | 'none';
+  /** The file looked at (for messages). */
+  file: string;
+}
+
+/**
+ * The admin token a client uses: HCM_RUNNER_ADMIN_TOKEN when set, else `<dataDir>/admin-token`
+ * (written by `serve`). The one reader for every client command, `test --record` included.
+ */
+export async function adminTokenFor(dataDir: string = DEFAULT_DATA_DIR, env: NodeJS.ProcessEnv = process.env): Promise<AdminTokenSource> {
+  const file = adminTokenPath(dataDir);
+  if (env[ADMIN_TOKEN_ENV]) return { token: env[ADMIN_TOKEN_ENV], from: 'env', file };
+  const token = await readStoredAdminToken(dataDir);
+  return token ? { token, from: 'file', file } : { from: 'none', file };
+}
 
 export class AdminError extends Error {
   constructor(
@@ -21,16 +46,20 @@ export class AdminError extends Error {
 
 export class AdminClient {
   readonly base: string;
-  private readonly token?: string;
+  private token?: Promise<AdminTokenSource>;
 
-  constructor(server?: string, env: NodeJS.ProcessEnv = process.env) {
+  constructor(
+    server?: string,
+    private readonly dataDir: string = DEFAULT_DATA_DIR,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {
     this.base = (server ?? env.HCM_RUNNER_PUBLIC_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
-    this.token = env.HCM_RUNNER_ADMIN_TOKEN;
   }
 
   async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+    const source = await (this.token ??= adminTokenFor(this.dataDir, this.env));
     const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    if (source.token) headers.authorization = `Bearer ${source.token}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res;
     try {
@@ -51,11 +80,17 @@ export class AdminClient {
     }
     if (res.statusCode >= 400) {
       const msg = parsed && typeof parsed === 'object' && 'error' in parsed ? String((parsed as { error: unknown }).error) : text;
-      const hint = res.statusCode === 401 ? (this.token ? ' (check HCM_RUNNER_ADMIN_TOKEN)' : ' (set HCM_RUNNER_ADMIN_TOKEN to the token the server printed)') : '';
+      const hint = res.statusCode === 401 ? unauthorizedHint(source) : '';
       throw new AdminError(`${method} ${path}: ${res.statusCode} ${msg}${hint}`, res.statusCode);
     }
     return parsed as T;
   }
+}
+
+function unauthorizedHint(source: AdminTokenSource): string {
+  if (source.from === 'env') return ` (the server does not accept ${ADMIN_TOKEN_ENV}; unset it to use the token in ${source.file}, or set the one the server printed)`;
+  if (source.from === 'file') return ` (the server does not accept the token in ${source.file}: pass --data with the server's data directory, or set ${ADMIN_TOKEN_ENV})`;
+  return ` (no admin token: ${ADMIN_TOKEN_ENV} is not set and ${source.file} does not exist — pass --data with the server's data directory, or set ${ADMIN_TOKEN_ENV} to the token the server printed)`;
 }
 
 /** Runs a client command: prints AdminErrors as one line and exits 1. */

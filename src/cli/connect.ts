@@ -24,7 +24,8 @@ URL, approve, and the browser returns to {public}/oauth/callback, where this com
   --timeout SEC   how long to wait for the redirect (default 600)
 The redirect URL is HCM_RUNNER_PUBLIC_URL (default http://127.0.0.1:8080) + /oauth/callback;
 register it with the API client. When 'hcm-runner serve' answers there, the command asks it
-for the authorize URL (admin API, HCM_RUNNER_ADMIN_TOKEN) and the server stores the tokens.`;
+for the authorize URL (admin API: HCM_RUNNER_ADMIN_TOKEN, else the token stored in --data) and
+the server stores the tokens.`;
 
 export async function connectCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
@@ -43,7 +44,7 @@ export async function connectCommand(argv: string[]): Promise<number> {
   if (!def) throw new UsageError(`integration ${integration.name} has no connection "${connectionName}" (it has: ${Object.keys(integration.connections).join(', ') || 'none'})`);
   if (def.type !== 'hcm-oauth2') throw new UsageError(`connection ${connectionName} is of type ${def.type}; connect handles hcm-oauth2`);
 
-  const viaServer = await authorizeThroughServer(integration.name, connectionName);
+  const viaServer = await authorizeThroughServer(integration.name, connectionName, values.data as string);
   if (viaServer) {
     process.stdout.write(
       `A running hcm-runner serve at ${viaServer.server} will finish the flow. Open this URL to authorize:\n\n  ${viaServer.url}\n\n` +
@@ -70,10 +71,11 @@ export async function connectCommand(argv: string[]): Promise<number> {
 
 /**
  * When `serve` answers at the public URL, the flow belongs to it: its /oauth/callback completes
- * it and stores the tokens where every replica reads them. Needs HCM_RUNNER_ADMIN_TOKEN.
+ * it and stores the tokens where every replica reads them. Needs the admin token
+ * (HCM_RUNNER_ADMIN_TOKEN, else the one stored in the data directory).
  */
-async function authorizeThroughServer(integration: string, connection: string): Promise<{ server: string; url: string } | undefined> {
-  const client = new AdminClient();
+async function authorizeThroughServer(integration: string, connection: string, dataDir: string): Promise<{ server: string; url: string } | undefined> {
+  const client = new AdminClient(undefined, dataDir);
   try {
     await request(`${client.base}/healthz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.body.dump());
   } catch {

@@ -33,7 +33,7 @@ export async function executionsCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const [sub, id, ...extra] = positionals;
-  const client = new AdminClient(values.server as string | undefined);
+  const client = new AdminClient(values.server as string | undefined, values.data as string | undefined);
   if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"\n\n${executionsUsage}`);
   switch (sub) {
     case 'list': {

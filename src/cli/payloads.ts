@@ -25,7 +25,7 @@ export async function payloadsCommand(argv: string[]): Promise<number> {
   if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"\n\n${payloadsUsage}`);
   if (!sub) throw new UsageError(`missing subcommand\n\n${payloadsUsage}`);
   if (!name) throw new UsageError(`payloads ${sub} needs an integration NAME\n\n${payloadsUsage}`);
-  const client = new AdminClient(values.server as string | undefined);
+  const client = new AdminClient(values.server as string | undefined, values.data as string | undefined);
   const base = `/integrations/${enc(name)}/payloads`;
   const needPayload = () => {
     if (!payload) throw new UsageError(`payloads ${sub} needs a PAYLOAD name\n\n${payloadsUsage}`);

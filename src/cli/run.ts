@@ -1,4 +1,4 @@
-/** `hcm-runner run FILE [--payload JSON_FILE] [--data DIR]` — one execution, in-process. */
+/** `hcm-runner run FILE [--payload JSON_FILE] [--data DIR] [--sandbox]` — one execution, in-process. */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -7,18 +7,21 @@ import { formatProblems } from '../definition/problems.js';
 import { runExecution } from '../engine/run.js';
 import { manualTriggerData } from '../triggers/manual.js';
 import { parse, UsageError } from './args.js';
+import { forgetPreviousSandboxTokens, startLocalSandbox } from './local-sandbox.js';
 import { localServices } from './services.js';
 
-export const runUsage = `Usage: hcm-runner run FILE [--payload JSON_FILE] [--data DIR]
+export const runUsage = `Usage: hcm-runner run FILE [--payload JSON_FILE] [--data DIR] [--sandbox]
 
 Runs one integration once, in-process, as if its trigger fired, and prints the execution record
 as JSON on stdout. A webhook gets the payload as its JSON body; a poll gets it as its new items.
   --payload FILE   JSON file with the trigger payload (default: {})
   --data DIR       data directory for connection tokens (default ./data)
+  --sandbox        run against the built-in HCM sandbox, started for this run, with the same
+                   HCM_* env variables as serve --sandbox (docs/authoring.md)
 Exit status: 0 succeeded, 1 failed (or the file has problems), 2 usage error.`;
 
 export async function runCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { payload: { type: 'string' }, data: { type: 'string', default: 'data' } }, runUsage);
+  const { values, positionals } = parse(argv, { payload: { type: 'string' }, data: { type: 'string', default: 'data' }, sandbox: { type: 'boolean' } }, runUsage);
   if (values.help) {
     process.stdout.write(runUsage + '\n');
     return 0;
@@ -32,13 +35,24 @@ export async function runCommand(argv: string[]): Promise<number> {
       throw new UsageError(`--payload ${values.payload}: ${(err as Error).message}`);
     }
   }
-  const loaded = loadFile(resolve(positionals[0]!), positionals[0]);
+  // Before loading: the file's `{env: HCM_…}` values must resolve to the sandbox.
+  const sandbox = values.sandbox ? await startLocalSandbox(process.env) : undefined;
+  try {
+    return await runOnce(positionals[0]!, payload, values.data as string, !!sandbox);
+  } finally {
+    await sandbox?.close();
+  }
+}
+
+async function runOnce(file: string, payload: unknown, dataDir: string, sandbox: boolean): Promise<number> {
+  const loaded = loadFile(resolve(file), file);
   if (!loaded.integration) {
     process.stderr.write(formatProblems(loaded.problems, 'text') + '\n');
     return 1;
   }
   const executionId = randomUUID();
-  const services = await localServices(values.data as string);
+  const services = await localServices(dataDir);
+  if (sandbox) await forgetPreviousSandboxTokens(services.tokens);
   const record = await runExecution({
     integration: loaded.integration,
     trigger: manualTriggerData(loaded.integration, payload, { executionId }),

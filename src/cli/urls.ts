@@ -22,7 +22,7 @@ export async function urlsCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length > 1) throw new UsageError(`expected at most one integration NAME\n\n${urlsUsage}`);
-  const client = new AdminClient(values.server as string | undefined);
+  const client = new AdminClient(values.server as string | undefined, values.data as string | undefined);
   return runClient(async () => {
     const views = positionals[0] ? [await client.call<View>('GET', `/integrations/${enc(positionals[0])}`)] : await client.call<View[]>('GET', '/integrations');
     const withUrls = views.filter((v) => v.webhookUrls);

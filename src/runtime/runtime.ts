@@ -11,6 +11,7 @@ import type { ExecutionStatus } from '../engine/record.js';
 import type { Capture, Store } from '../store/types.js';
 import { Dispatcher, type DispatcherLimits } from './dispatcher.js';
 import type { ExecutionQueue } from './queue.js';
+import { logRegistryChange } from './change-log.js';
 import { IntegrationRegistry, type RegistryEntry } from './registry.js';
 import { startRetention } from './retention.js';
 import { TriggerManager } from './triggers.js';
@@ -89,6 +90,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
   /** Schedules, polls and appEvent subscriptions (src/runtime/triggers.ts). */
   readonly triggers: TriggerManager;
   private watcher?: FolderWatcher;
+  private loaded = false;
   private listening = new Set<string>();
   private timers: Array<{ stop(): void }> = [];
   private readonly opts: RuntimeOptions;
@@ -127,13 +129,14 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     // New or renamed webhook integrations get their token before the first request needs it.
     this.registry.on('change', (c) => {
       if ((c.kind === 'added' || c.kind === 'updated') && isWebhookLike(c.current)) void this.tokens.tokenFor(c.name).catch(() => undefined);
-      if (c.kind === 'error') this.logger?.error({ integration: c.name, file: c.file, problems: c.problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`) }, c.running ? 'file has problems; its last good version keeps running' : 'file has problems; integration not loaded');
+      logRegistryChange(c, { logger: this.logger, announce: this.loaded, webhookUrls: (name) => this.tokens.tokenFor(name).then(() => this.webhookUrls(name)) });
     });
   }
 
   /** Loads the folder, warms caches, resumes unfinished executions, starts housekeeping. */
   async start(): Promise<RegistryEntry[]> {
     const entries = await this.reload();
+    this.loaded = true; // from now on each change is logged (the banner lists the first load)
     await this.refreshListening();
     const refresh = setInterval(() => void this.refreshListening().catch(() => undefined), this.opts.listeningRefreshMs ?? 5000);
     refresh.unref();

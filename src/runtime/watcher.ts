@@ -116,7 +116,15 @@ export class FolderWatcher {
         }
       }
     }
-    if (result.reloaded.length || result.removed.length) this.opts.logger?.info(result, 'integrations folder changed');
+    if (result.reloaded.length || result.removed.length) {
+      // Files whose new text was rejected are named apart: their own entry already said "has
+      // problems; last good version keeps running", and this one must not call them reloaded.
+      const rejected = new Set(this.registry.entries().filter((e) => e.problems.length > 0).map((e) => e.file));
+      const loaded = result.reloaded.filter((f) => !rejected.has(f));
+      const withProblems = result.reloaded.filter((f) => rejected.has(f));
+      const summary = { ...(loaded.length ? { loaded } : {}), ...(withProblems.length ? { withProblems } : {}), ...(result.removed.length ? { removed: result.removed } : {}) };
+      this.opts.logger?.info(summary, 'integrations folder changed');
+    }
     return result;
   }
 

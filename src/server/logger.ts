@@ -1,17 +1,36 @@
 /**
- * pino JSON logs. Execution logs carry executionId + integration (child loggers in the
+ * pino logs on stdout. Execution logs carry executionId + integration (child loggers in the
  * dispatcher). Request bodies, headers and secrets are never logged; the redact list is a second
  * line of defence should a caller pass such objects by mistake.
+ *
+ * Format: one JSON object per line for machines, or one readable line per entry for a person at a
+ * terminal (`17:45:01.234 INFO  execution succeeded  integration=… status=succeeded`).
+ * HCM_RUNNER_LOG_FORMAT=json|pretty chooses; by default it is pretty when stdout is a terminal.
  */
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import { prettyStream } from './pretty-log.js';
 
-export function createLogger(level = process.env.HCM_RUNNER_LOG_LEVEL ?? 'info'): Logger {
-  return pino({
+export type LogFormat = 'json' | 'pretty';
+
+export const LOG_FORMAT_ENV = 'HCM_RUNNER_LOG_FORMAT';
+
+/** The format asked for by HCM_RUNNER_LOG_FORMAT, else pretty on a terminal, JSON otherwise. */
+export function logFormat(env: NodeJS.ProcessEnv = process.env, out: { isTTY?: boolean } = process.stdout): LogFormat {
+  const asked = env[LOG_FORMAT_ENV]?.trim().toLowerCase();
+  if (asked === 'json' || asked === 'pretty') return asked;
+  if (asked) throw new Error(`${LOG_FORMAT_ENV} must be json or pretty, got "${env[LOG_FORMAT_ENV]}"`);
+  return out.isTTY ? 'pretty' : 'json';
+}
+
+export function createLogger(level = process.env.HCM_RUNNER_LOG_LEVEL ?? 'info', format: LogFormat = logFormat()): Logger {
+  const options = {
     level,
     base: { service: 'hcm-runner' },
     redact: {
       paths: ['headers.authorization', 'req.headers.authorization', 'authorization', 'secret', 'clientSecret', 'accessToken', 'refreshToken', 'body', 'rawBody'],
       censor: '[redacted]',
     },
-  });
+  };
+  if (format === 'json') return pino(options);
+  return pino(options, prettyStream(process.stdout) as DestinationStream);
 }

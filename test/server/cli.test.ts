@@ -35,7 +35,7 @@ describe('client commands', () => {
     expect(urls.stdout).toContain(s.urls('echo').live);
     expect(urls.stdout).toContain(s.urls('echo').test);
 
-    expect((await cli(['listen', 'echo', ...server])).stdout).toContain('listening');
+    expect((await cli(['listen', 'echo', '--no-follow', ...server])).stdout).toContain('listening');
     const sent = await fetch(s.urls('echo').test, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"cli":1}' });
     await s.waitForExecution(sent.headers.get('x-execution-id')!);
     expect((await cli(['listen', 'echo', '--off', ...server])).stdout).toContain('off');
