@@ -27,19 +27,23 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
   app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'content-type': metrics.registry.contentType }));
   app.get('/oauth/callback', oauthCallback(runtime));
   app.route('/api', adminApi(runtime, opts.adminToken));
+  // The web console for people (docs/console.md); it signs in with the same admin token.
+  app.get('/', (c) => c.redirect('/console/', 302));
+  app.get('/console', (c) => c.redirect('/console/', 302));
+  app.route('/', consoleApp(runtime, opts.adminToken));
 
   app.notFound((c) => c.json({ error: `not found: ${c.req.method} ${c.req.path}` }, 404));
   app.onError((err, c) => {
     if (err instanceof ApiError) return c.json({ error: err.message }, err.status, err.headers);
-    runtime.logger?.error({ err: err.message, route: matched(c) }, 'request failed');
-    return c.json({ error: `internal error: ${err.message}` }, 500);
-  });
-  return app;
     if (err instanceof StorageUnavailableError) {
       // A corrupt, unreadable or full database: the operator's to fix; clients retry later.
       runtime.logger?.error({ err: err.message, route: matched(c) }, 'request refused: storage unavailable');
       return c.json({ error: err.message }, 503, { 'retry-after': String(err.retryAfterSec) });
     }
+    runtime.logger?.error({ err: err.message, route: matched(c) }, 'request failed');
+    return c.json({ error: `internal error: ${err.message}` }, 500);
+  });
+  return app;
 }
 
 function matched(c: Parameters<typeof routePath>[0]): string {

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/state.js';
+import type { CompiledTrigger } from '../definition/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
 import { BusyError } from '../runtime/dispatcher.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -49,7 +50,10 @@ export class AdminOperations {
     const view = integrationView(this.runtime, entry);
     for (const provider of this.runtime.detailProviders) Object.assign(view, provider(name) ?? {});
     view.listening = this.runtime.isListening(name);
-    if (entry.integration) view.steps = entry.integration.steps.map((s) => ({ id: s.id, action: s.action.key }));
+    if (entry.integration) {
+      view.trigger = triggerSummary(entry.integration.trigger);
+      view.steps = entry.integration.steps.map((s) => ({ id: s.id, action: s.action.key }));
+    }
     return view;
   }
 
@@ -217,6 +221,20 @@ export class AdminOperations {
     }
     throw new ApiError(400, 'send one of captureId, trigger or payload');
   }
+}
+
+/** The trigger's settings a person wants to see (no expressions, no secrets). */
+function triggerSummary(t: CompiledTrigger): IntegrationView['trigger'] {
+  if (t.type === 'webhook' || t.type === 'appEvent') {
+    return { type: t.type, methods: t.methods, response: t.response.mode, ...(t.hmac ? { signatureHeader: t.hmac.header } : {}) };
+  }
+  const timing = { ...(t.every !== undefined ? { every: formatEvery(t.every) } : {}), ...(t.cron ? { cron: t.cron } : {}), ...(t.at ? { at: t.at } : {}), timezone: t.timezone };
+  return t.type === 'schedule' ? { type: t.type, ...timing, overlap: t.overlap } : { type: t.type, ...timing, mode: t.mode };
+}
+
+function formatEvery(ms: number): string {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${ms}ms`;
 }
 
 /** `$trigger.executionId` names the execution that runs; a replayed/saved trigger gets the new one. */

@@ -10,7 +10,8 @@ export interface IntegrationView {
   enabled: boolean;
   status: 'ok' | 'error';
   errors?: Array<{ file: string; line: number; column: number; message: string; path: string }>;
-  trigger: { type: string };
+  /** The list has `{type}`; GET /api/integrations/{name} adds the trigger's settings (methods, every …). */
+  trigger: { type: string; [setting: string]: unknown };
   webhookUrls?: { live: string; test: string };
   [extra: string]: unknown;
 }

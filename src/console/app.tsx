@@ -1,0 +1,229 @@
+/**
+ * The console under /console/ (mounted at the root, its routes spelled out, because Hono would
+ * turn a sub-app's `/` into `/console` without the slash): server-rendered pages (hono/jsx) over the same operations as the
+ * admin API (src/server/operations.ts), plain forms for actions, and a small script
+ * (assets/console.js) that keeps lists live over server-sent events. docs/console.md describes it.
+ */
+import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import type { Runtime } from '../runtime/runtime.js';
+import { captureStream, executionStream } from '../server/event-stream.js';
+import { callbackPath } from '../server/oauth.js';
+import { AdminOperations, ApiError, EXECUTION_STATUSES } from '../server/operations.js';
+import type { AppEnv } from '../server/types.js';
+import { consoleAssets } from './assets.js';
+import { ConnectionsPage } from './pages/connections.js';
+import { ExecutionPage } from './pages/execution.js';
+import { ExecutionsPage } from './pages/executions.js';
+import { IntegrationPage, type IntegrationPageProps } from './pages/integration.js';
+import { IntegrationsPage } from './pages/integrations.js';
+import { Layout } from './pages/layout.js';
+import { SignInPage } from './pages/sign-in.js';
+import { ConsoleSessions, fromOwnOrigin } from './session.js';
+
+/** Largest form the console accepts (a payload typed into the Run editor, an edited $trigger). */
+export const CONSOLE_FORM_LIMIT_BYTES = 1024 * 1024;
+
+/** Results of actions, shown after the redirect (fixed texts: a link cannot inject a message). */
+const NOTICES: Record<string, string> = {
+  'listening-on': 'Listening: requests to the test URL now appear below as they arrive.',
+  'listening-off': 'Stopped listening.',
+  saved: 'Saved the payload.',
+  updated: 'Saved the changes to the payload.',
+  deleted: 'Deleted the payload.',
+  replayed: 'Replayed: this is the new execution.',
+};
+
+export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const ops = new AdminOperations(runtime);
+  const sessions = new ConsoleSessions(adminToken);
+  const assets = consoleAssets();
+
+  app.use('/console/*', async (c, next) => {
+    await next();
+    c.header('content-security-policy', "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'");
+    c.header('x-content-type-options', 'nosniff');
+    c.header('referrer-policy', 'no-referrer');
+    if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
+  });
+
+  // Assets carry nothing secret: served before sign-in (the sign-in page uses them too).
+  app.get('/console/assets/:file', (c) => {
+    const asset = assets.get(c.req.param('file'));
+    if (!asset) return c.text('not found', 404);
+    return c.body(asset.body, 200, { 'content-type': asset.type, 'cache-control': 'no-cache' });
+  });
+
+  // CSRF: every state-changing request must come from the console's own pages.
+  app.use('/console/*', async (c, next) => {
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && !fromOwnOrigin(c, runtime.publicUrl)) {
+      return c.html(page('Refused', 'This request did not come from the console’s own pages, so it was refused (cross-site request protection).'), 403);
+    }
+    await next();
+  });
+  app.use('/console/*', bodyLimit({ maxSize: CONSOLE_FORM_LIMIT_BYTES, onError: (c) => c.html(page('Too large', `Forms are limited to ${CONSOLE_FORM_LIMIT_BYTES} bytes.`), 413) }));
+
+  app.get('/console/sign-in', (c) => c.html(<SignInPage next={safeNext(c.req.query('next'))} />));
+  app.post('/console/sign-in', async (c) => {
+    const form = await c.req.parseBody();
+    const next = safeNext(String(form.next ?? ''));
+    if (typeof form.token !== 'string' || !sessions.tokenMatches(form.token)) return c.html(<SignInPage next={next} wrong />, 401);
+    sessions.signIn(c);
+    return c.redirect(next, 303);
+  });
+  app.post('/console/sign-out', (c) => {
+    sessions.signOut(c);
+    return c.redirect('/console/sign-in', 303);
+  });
+
+  // Everything below needs a session.
+  app.use('/console/*', async (c, next) => {
+    if (sessions.isSignedIn(c)) return next();
+    if (c.req.method === 'GET' && c.req.header('accept')?.includes('text/event-stream')) return c.text('sign in first', 401);
+    if (c.req.method === 'GET') return c.redirect(`/console/sign-in?next=${encodeURIComponent(new URL(c.req.url).pathname + new URL(c.req.url).search)}`, 303);
+    return c.redirect('/console/sign-in', 303);
+  });
+
+  // Live streams (the same as GET /api/events and …/captures/stream) ---------------------------
+  app.get('/console/events', (c) => {
+    const integration = c.req.query('integration') || undefined;
+    if (integration) ops.integration(integration);
+    return executionStream(runtime, c, integration);
+  });
+  app.get('/console/integrations/:name/captures/stream', (c) => captureStream(runtime, c, ops.integration(c.req.param('name')).name));
+
+  // Integrations ---------------------------------------------------------------------------------
+  app.get('/console/', async (c) => {
+    const rows = await Promise.all(ops.integrations().map(async (v) => ({ view: ops.integration(v.name), last: (await ops.executions({ integration: v.name, limit: 1 }))[0] })));
+    return c.html(<IntegrationsPage rows={rows} />);
+  });
+
+  const integrationPage = async (c: Context<AppEnv>, name: string, extra: Partial<IntegrationPageProps> = {}, status: 200 | 400 | 404 | 409 | 429 | 503 = 200) => {
+    const view = ops.integration(name);
+    const webhookLike = view.trigger.type === 'webhook' || view.trigger.type === 'appEvent';
+    const [executions, captures, payloads] = await Promise.all([ops.executions({ integration: view.name, limit: 10 }), webhookLike ? ops.captures(view.name, 20) : [], ops.payloads(view.name)]);
+    return c.html(<IntegrationPage view={view} executions={executions} captures={captures} payloads={payloads} notice={NOTICES[c.req.query('done') ?? '']} {...extra} />, status);
+  };
+  const integrationUrl = (name: string, done?: string, hash = '') => `/console/integrations/${encodeURIComponent(name)}${done ? `?done=${done}` : ''}${hash}`;
+  const executionUrl = (id: string, done?: string) => `/console/executions/${encodeURIComponent(id)}${done ? `?done=${done}` : ''}`;
+
+  app.get('/console/integrations/:name', (c) => integrationPage(c, c.req.param('name')));
+
+  app.post('/console/integrations/:name/run', async (c) => {
+    const name = c.req.param('name');
+    const text = String((await c.req.parseBody()).payload ?? '');
+    let payload: unknown;
+    try {
+      payload = text.trim() === '' ? undefined : JSON.parse(text);
+    } catch (err) {
+      return integrationPage(c, name, { runPayload: text, error: `The payload is not valid JSON: ${(err as Error).message}` }, 400);
+    }
+    try {
+      const { executionId } = await ops.run(name, payload, true);
+      return c.redirect(executionUrl(executionId), 303);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status === 404) throw err;
+      return integrationPage(c, name, { runPayload: text, error: err.message }, err.status as 409);
+    }
+  });
+
+  app.post('/console/integrations/:name/listen', async (c) => {
+    const on = (await c.req.parseBody()).on === 'true';
+    const { name } = await ops.setListening(c.req.param('name'), on);
+    return c.redirect(integrationUrl(name, on ? 'listening-on' : 'listening-off', '#listening-h'), 303);
+  });
+
+  app.post('/console/integrations/:name/payloads', async (c) => {
+    const form = await c.req.parseBody();
+    const saved = await ops.savePayload(c.req.param('name'), { name: String(form.name ?? '').trim(), captureId: String(form.captureId ?? '') });
+    return c.redirect(integrationUrl(saved.integration, 'saved', '#payloads-h'), 303);
+  });
+
+  app.post('/console/integrations/:name/payloads/:payload', async (c) => {
+    const name = c.req.param('name');
+    const text = String((await c.req.parseBody()).trigger ?? '');
+    let trigger: unknown;
+    try {
+      trigger = JSON.parse(text);
+    } catch (err) {
+      return integrationPage(c, name, { error: `The trigger data of "${c.req.param('payload')}" is not valid JSON: ${(err as Error).message}; nothing was saved.` }, 400);
+    }
+    await ops.updatePayload(name, c.req.param('payload'), { trigger });
+    return c.redirect(integrationUrl(name, 'updated', '#payloads-h'), 303);
+  });
+
+  app.post('/console/integrations/:name/payloads/:payload/delete', async (c) => {
+    await ops.deletePayload(c.req.param('name'), c.req.param('payload'));
+    return c.redirect(integrationUrl(c.req.param('name'), 'deleted', '#payloads-h'), 303);
+  });
+
+  app.post('/console/integrations/:name/payloads/:payload/run', async (c) => {
+    const { executionId } = await ops.runPayload(c.req.param('name'), c.req.param('payload'));
+    return c.redirect(executionUrl(executionId), 303);
+  });
+
+  // Executions -----------------------------------------------------------------------------------
+  app.get('/console/executions', async (c) => {
+    const integration = c.req.query('integration') || undefined;
+    const status = c.req.query('status') || undefined;
+    const names = ops.integrations().map((v) => v.name);
+    let executions: Awaited<ReturnType<typeof ops.executions>> = [];
+    let error: string | undefined;
+    try {
+      executions = await ops.executions({ integration, status, limit: 100 });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      error = err.message;
+    }
+    return c.html(<ExecutionsPage executions={executions} integrations={names} statuses={EXECUTION_STATUSES} integration={integration} status={status} error={error} />);
+  });
+
+  app.get('/console/executions/:id', async (c) => c.html(<ExecutionPage record={await ops.execution(c.req.param('id'))} notice={NOTICES[c.req.query('done') ?? '']} />));
+
+  app.post('/console/executions/:id/replay', async (c) => {
+    const { executionId } = await ops.replay(c.req.param('id'));
+    return c.redirect(executionUrl(executionId, 'replayed'), 303);
+  });
+
+  // Connections ----------------------------------------------------------------------------------
+  app.get('/console/connections', async (c) => c.html(<ConnectionsPage connections={await ops.connections()} callbackUrl={callbackPath(runtime)} />));
+
+  app.post('/console/connections/:integration/:connection/connect', async (c) => {
+    try {
+      const { url } = await ops.authorize(c.req.param('integration'), c.req.param('connection'));
+      return c.redirect(url, 303);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      return c.html(<ConnectionsPage connections={await ops.connections()} callbackUrl={callbackPath(runtime)} error={err.message} />, err.status as 400);
+    }
+  });
+
+  // Last: anything else under /console (a sub-app's notFound is not used once mounted).
+  app.all('/console/*', (c) => c.html(page('Not found', `Nothing at ${c.req.path}.`), 404));
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return c.html(page('Cannot do that', err.message), err.status, err.headers);
+    runtime.logger?.error({ err: err.message, path: c.req.path }, 'console request failed');
+    return c.html(page('Something went wrong', `Internal error: ${err.message}`), 500);
+  });
+  return app;
+}
+
+/** A redirect target after sign-in: only a console path (never another site). */
+function safeNext(next: string | undefined): string {
+  return next && next.startsWith('/console/') && !next.startsWith('//') && !next.includes('\\') ? next : '/console/';
+}
+
+function page(title: string, message: string) {
+  return (
+    <Layout title={title}>
+      <h1>{title}</h1>
+      <p class="error" role="alert">
+        {message}
+      </p>
+      <p>
+        <a href="/console/">Back to the integrations</a>
+      </p>
+    </Layout>
+  );
+}

@@ -1,0 +1,35 @@
+/** How the console writes times, durations and JSON (server-side, so every page agrees). */
+
+/** `2026-11-22 17:40:01 UTC`; the `<time datetime>` keeps the exact ISO value. */
+export function formatTime(iso: string | undefined | null): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms)) return '—';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  const min = Math.floor(ms / 60_000);
+  return `${min} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+/** Past this many characters a JSON block is cut (the API has the whole value). */
+export const JSON_DISPLAY_LIMIT = 20_000;
+
+export function formatJson(value: unknown, limit = JSON_DISPLAY_LIMIT): string {
+  const text = value === undefined ? '' : JSON.stringify(value, null, 2) ?? '';
+  return text.length > limit ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters; GET the record from the admin API for all of it)` : text;
+}
+
+/** A one-line preview of a value, for lists. */
+export function preview(value: unknown, max = 120): string {
+  const text = JSON.stringify(value) ?? '';
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+export function shortId(id: string): string {
+  return id.slice(0, 8);
+}

@@ -1,0 +1,308 @@
+/**
+ * One integration: trigger, URLs, Run with a payload, listening mode with live captures, saved
+ * payloads, steps and recent executions.
+ */
+import type { Capture, ExecutionSummary, SavedPayload } from '../../store/types.js';
+import type { IntegrationView } from '../../server/views.js';
+import { formatJson, preview } from '../format.js';
+import { Problems } from './integrations.js';
+import { Badge, ExecutionsTable, Layout, Notice, Time } from './layout.js';
+
+export interface IntegrationPageProps {
+  view: IntegrationView;
+  executions: ExecutionSummary[];
+  captures: Capture[];
+  payloads: SavedPayload[];
+  notice?: string;
+  error?: string;
+  /** Re-shown after a failed run (e.g. malformed JSON), with the editor open. */
+  runPayload?: string;
+}
+
+const SETTING_LABELS: Record<string, string> = {
+  methods: 'Methods',
+  response: 'Response',
+  signatureHeader: 'Signature header',
+  every: 'Every',
+  cron: 'Cron',
+  at: 'At',
+  timezone: 'Time zone',
+  overlap: 'Overlap',
+  mode: 'Mode',
+};
+
+export function IntegrationPage(props: IntegrationPageProps) {
+  const { view } = props;
+  const name = view.name;
+  const base = `/console/integrations/${encodeURIComponent(name)}`;
+  const webhookLike = view.trigger.type === 'webhook' || view.trigger.type === 'appEvent';
+  const live = [{ events: `/console/events?integration=${encodeURIComponent(name)}`, refresh: ['recent-executions'] }];
+  if (view.listening) live.push({ events: `${base}/captures/stream`, refresh: ['captures'] });
+  const steps = (view.steps as Array<{ id: string; action: string }> | undefined) ?? [];
+  return (
+    <Layout title={name} section="integrations" live={live}>
+      <p class="crumbs">
+        <a href="/console/">Integrations</a> /
+      </p>
+      <h1>
+        {name} <Badge status={view.status} />
+      </h1>
+      {typeof view.description === 'string' && <p>{view.description}</p>}
+      <Notice notice={props.notice} error={props.error} />
+      {view.errors && (
+        <section aria-labelledby="problems-h">
+          <h2 id="problems-h">Problems</h2>
+          <Problems errors={view.errors} />
+          {view.status === 'error' && view.steps !== undefined && <p class="muted">The last good version keeps running until the file is fixed.</p>}
+        </section>
+      )}
+
+      <div class="columns">
+        <section aria-labelledby="trigger-h">
+          <h2 id="trigger-h">Trigger</h2>
+          <dl class="facts">
+            <dt>Type</dt>
+            <dd>{view.trigger.type}</dd>
+            <dt>Enabled</dt>
+            <dd>{view.enabled ? 'yes' : 'no'}</dd>
+            {Object.entries(view.trigger)
+              .filter(([k]) => k !== 'type')
+              .map(([k, v]) => (
+                <>
+                  <dt>{SETTING_LABELS[k] ?? k}</dt>
+                  <dd>{Array.isArray(v) ? v.join(', ') : String(v)}</dd>
+                </>
+              ))}
+            {'nextRunAt' in view && (
+              <>
+                <dt>Next run</dt>
+                <dd>{view.nextRunAt ? <Time iso={view.nextRunAt as string} /> : <span class="muted">not scheduled</span>}</dd>
+              </>
+            )}
+            <dt>File</dt>
+            <dd class="wrap mono">{view.file}</dd>
+          </dl>
+          {view.webhookUrls && <WebhookUrls urls={view.webhookUrls} />}
+        </section>
+
+        <section aria-labelledby="steps-h">
+          <h2 id="steps-h">Steps</h2>
+          {steps.length === 0 ? (
+            <p class="muted">No steps (the file has not loaded yet).</p>
+          ) : (
+            <table aria-label="Steps">
+              <thead>
+                <tr>
+                  <th scope="col">#</th>
+                  <th scope="col">ID</th>
+                  <th scope="col">Action</th>
+                </tr>
+              </thead>
+              <tbody>
+                {steps.map((s, i) => (
+                  <tr>
+                    <td>{i + 1}</td>
+                    <td class="mono">{s.id}</td>
+                    <td class="mono">{s.action}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+      </div>
+
+      <section aria-labelledby="test-h">
+        <h2 id="test-h">Test</h2>
+        <p class="muted">Runs the integration now as a test execution, with a JSON payload as the request body.</p>
+        <button type="button" class="primary" data-opens="run-editor" hidden={props.runPayload !== undefined}>
+          Run
+        </button>
+        <form id="run-editor" method="post" action={`${base}/run`} class="editor" hidden={props.runPayload === undefined}>
+          <label for="run-payload">Payload (JSON)</label>
+          <textarea id="run-payload" name="payload" rows={8} spellcheck={false}>
+            {props.runPayload ?? '{}'}
+          </textarea>
+          <div class="buttons">
+            <button type="submit" class="primary">
+              Run
+            </button>
+            <button type="button" data-closes="run-editor">
+              Cancel
+            </button>
+          </div>
+        </form>
+      </section>
+
+      {webhookLike && (
+        <section aria-labelledby="listening-h">
+          <h2 id="listening-h">Listening mode</h2>
+          <form method="post" action={`${base}/listen`} class="inline">
+            <input type="hidden" name="on" value={view.listening ? 'false' : 'true'} />
+            <span>{view.listening ? 'Listening: requests to the test URL are captured below as they arrive.' : 'Not listening.'}</span>{' '}
+            <button type="submit">{view.listening ? 'Stop listening' : 'Start listening'}</button>
+          </form>
+          <Captures base={base} captures={props.captures} listening={!!view.listening} />
+        </section>
+      )}
+
+      <section aria-labelledby="payloads-h">
+        <h2 id="payloads-h">Saved payloads</h2>
+        <SavedPayloads base={base} payloads={props.payloads} />
+      </section>
+
+      <section aria-labelledby="recent-h">
+        <h2 id="recent-h">Recent executions</h2>
+        <ExecutionsTable id="recent-executions" label="Recent executions" executions={props.executions} />
+        <p>
+          <a href={`/console/executions?integration=${encodeURIComponent(name)}`}>All executions of {name}</a>
+        </p>
+      </section>
+    </Layout>
+  );
+}
+
+function WebhookUrls(props: { urls: { live: string; test: string } }) {
+  return (
+    <table aria-label="Webhook URLs" class="urls">
+      <tbody>
+        {(['live', 'test'] as const).map((kind) => (
+          <tr>
+            <th scope="row">{kind === 'live' ? 'Live URL' : 'Test URL'}</th>
+            <td class="wrap mono">{props.urls[kind]}</td>
+            <td>
+              <button type="button" data-copy={props.urls[kind]} aria-label={`Copy ${kind} URL`}>
+                Copy
+              </button>
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Captures(props: { base: string; captures: Capture[]; listening: boolean }) {
+  return (
+    <div id="captures">
+      {props.captures.length === 0 ? (
+        <p class="muted">{props.listening ? 'Waiting for requests to the test URL…' : 'No captured requests.'}</p>
+      ) : (
+        <table aria-label="Captured requests">
+          <thead>
+            <tr>
+              <th scope="col">Received</th>
+              <th scope="col">Request</th>
+              <th scope="col">Save</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.captures.map((c) => (
+              <tr data-capture-id={c.id}>
+                <td>
+                  <Time iso={c.receivedAt} />
+                </td>
+                <td class="wrap">
+                  <code>{requestLine(c.trigger)}</code>
+                  <details>
+                    <summary>Trigger data</summary>
+                    <pre>{formatJson(c.trigger)}</pre>
+                  </details>
+                </td>
+                <td>
+                  <form method="post" action={`${props.base}/payloads`} class="inline">
+                    <input type="hidden" name="captureId" value={c.id} />
+                    <label class="visually-hidden" for={`name-${c.id}`}>
+                      Name
+                    </label>
+                    <input id={`name-${c.id}`} name="name" value={defaultName(c)} required size={18} />
+                    <button type="submit">Save as payload</button>
+                  </form>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}
+
+function SavedPayloads(props: { base: string; payloads: SavedPayload[] }) {
+  if (props.payloads.length === 0) return <p class="muted">None yet: save a captured request, or use the admin API (POST …/payloads).</p>;
+  return (
+    <table aria-label="Saved payloads">
+      <thead>
+        <tr>
+          <th scope="col">Name</th>
+          <th scope="col">Request</th>
+          <th scope="col">Updated</th>
+          <th scope="col">Actions</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.payloads.map((p, i) => {
+          const path = `${props.base}/payloads/${encodeURIComponent(p.name)}`;
+          return (
+            <>
+              <tr>
+                <td class="mono">{p.name}</td>
+                <td class="wrap">
+                  <code>{requestLine(p.trigger)}</code>
+                </td>
+                <td>
+                  <Time iso={p.updatedAt} />
+                </td>
+                <td class="actions">
+                  <form method="post" action={`${path}/run`} class="inline">
+                    <button type="submit" class="primary">
+                      Run
+                    </button>
+                  </form>
+                  <button type="button" data-opens={`edit-${i}`}>
+                    Edit
+                  </button>
+                  <form method="post" action={`${path}/delete`} class="inline">
+                    <button type="submit">Delete</button>
+                  </form>
+                </td>
+              </tr>
+              <tr id={`edit-${i}`} hidden>
+                <td colspan={4}>
+                  <form method="post" action={path} class="editor">
+                    <label for={`edit-text-${i}`}>Trigger data of {p.name} ($trigger, JSON)</label>
+                    <textarea id={`edit-text-${i}`} name="trigger" rows={10} spellcheck={false}>
+                      {formatJson(p.trigger, Infinity)}
+                    </textarea>
+                    <div class="buttons">
+                      <button type="submit" class="primary">
+                        Save changes
+                      </button>
+                      <button type="button" data-closes={`edit-${i}`}>
+                        Cancel
+                      </button>
+                    </div>
+                  </form>
+                </td>
+              </tr>
+            </>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+/** `POST /fragment {"a":1}` from a webhook `$trigger`, else a JSON preview. */
+function requestLine(trigger: unknown): string {
+  const t = trigger as { method?: unknown; pathFragment?: unknown; body?: { data?: unknown }; rawBody?: unknown } | undefined;
+  if (t && typeof t === 'object' && typeof t.method === 'string') {
+    const body = t.body && typeof t.body === 'object' ? preview(t.body.data, 100) : typeof t.rawBody === 'string' ? preview(t.rawBody, 100) : '';
+    return `${t.method}${typeof t.pathFragment === 'string' && t.pathFragment ? ` /${t.pathFragment}` : ''} ${body}`.trim();
+  }
+  return preview(trigger, 100);
+}
+
+function defaultName(c: Capture): string {
+  return `capture-${c.receivedAt.slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
+}
