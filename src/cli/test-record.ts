@@ -61,9 +61,8 @@ function appendCase(out: string, testCase: Record<string, unknown>, integration:
   if (!existsSync(out)) {
     const outDir = dirname(resolve(out));
     const schema = relative(outDir, testSchemaPath).split('\\').join('/');
-    // By name when the integration is in the test file's folder (or below), else by path.
-    const inside = !relative(outDir, integrationFile).startsWith('..');
-    const ref = inside ? integration : relative(outDir, integrationFile).split('\\').join('/');
+    // By name when the integration is beside the test file, else by path (a name is looked up below the test file's folder).
+    const ref = dirname(integrationFile) === outDir ? integration : relative(outDir, integrationFile).split('\\').join('/');
     const head = `# yaml-language-server: $schema=${schema}\n# Tests for ${integration}; run with: npx hcm-runner test (docs/testing.md)\n`;
     writeFileSync(out, head + stringify({ integration: ref, cases: [testCase] }, { lineWidth: 0 }));
     return;

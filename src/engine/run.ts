@@ -199,7 +199,9 @@ class Run {
       }
       const error = this.stepError(step, err);
       rec.error = error;
-      rec.attempts ??= (err as { attempts?: number }).attempts;
+      // forEach: the attempts of the items that succeeded plus those of the one that failed.
+      const failedAttempts = (err as { attempts?: number }).attempts;
+      if (failedAttempts !== undefined) rec.attempts = (rec.attempts ?? 0) + failedAttempts;
       finish('failed');
       this.log(step.onError === 'continue' ? 'warn' : 'error', error.message, step.id);
       if (step.onError === 'continue') {

@@ -36,14 +36,15 @@ export class IntegrationLookup {
   private readonly byDir = new Map<string, LoadedFile[]>();
   private readonly byPath = new Map<string, LoadedFile>();
 
-  byName(name: string, dir: string): { found?: LoadedFile; names: string[] } {
+  /** `also`: further files with the same name (the reference is ambiguous). */
+  byName(name: string, dir: string): { found?: LoadedFile; also: LoadedFile[]; names: string[] } {
     let loaded = this.byDir.get(dir);
     if (!loaded) {
       loaded = listIntegrationFiles([dir]).files.map((f) => this.file(f));
       this.byDir.set(dir, loaded);
     }
-    const found = loaded.find((l) => (l.integration?.name ?? headerName(l)) === name);
-    return { found, names: loaded.map((l) => l.integration?.name).filter((n): n is string => !!n) };
+    const [found, ...also] = loaded.filter((l) => (l.integration?.name ?? headerName(l)) === name);
+    return { found, also, names: loaded.map((l) => l.integration?.name).filter((n): n is string => !!n) };
   }
 
   file(path: string): LoadedFile {
@@ -99,12 +100,13 @@ export function loadTestText(file: string, text: string, dir: string, lookup = n
   }
   const validate = testFileValidator();
   if (!validate(doc)) for (const p of explainErrors(validate.errors ?? [])) problems.add(p.pointer, p.message, undefined, p.atKey ? 'key' : 'value');
-  if (problems.count) return { file, problems: problems.problems };
+  // Past schema problems the checks below still run, so one pass reports every mistake.
+  if (typeof doc.integration !== 'string' || !Array.isArray(doc.cases)) return { file, problems: problems.problems };
 
-  const integration = resolveIntegration(String(doc.integration), dir, lookup, problems);
+  const integration = resolveIntegration(doc.integration, dir, lookup, problems);
   if (!integration) return { file, problems: problems.problems };
   const checker = new CaseChecker(src, problems, integration);
-  const cases = (doc.cases as unknown[]).map((raw, i) => checker.testCase(raw as Obj, `/cases/${i}`));
+  const cases = doc.cases.map((raw, i) => checker.testCase(isObj(raw) ? raw : {}, `/cases/${i}`));
   const names = new Map<string, number>();
   cases.forEach((c, i) => {
     const first = names.get(c.name);
@@ -125,7 +127,11 @@ function resolveIntegration(ref: string, dir: string, lookup: IntegrationLookup,
       return undefined;
     }
   } else {
-    const { found, names } = lookup.byName(ref, dir);
+    const { found, also, names } = lookup.byName(ref, dir);
+    if (found && also.length) {
+      problems.add('/integration', `several files below ${display(dir) || '.'} are named "${ref}" (${[found, ...also].map((l) => l.file).join(', ')}); give the path of the one to test, relative to this file`);
+      return undefined;
+    }
     if (!found) {
       const hint = closest(ref, names);
       problems.add(
@@ -175,7 +181,7 @@ class CaseChecker {
     for (const [id, m] of Object.entries(isObj(raw.mocks) ? raw.mocks : {})) {
       const pointer = joinPointer(at, 'mocks', id);
       this.checkStepId(id, pointer, 'mocks');
-      const mock = m as Obj;
+      const mock = isObj(m) ? m : {};
       mocks[id] = Array.isArray(mock.calls) ? { kind: 'calls', answers: mock.calls as MockAnswer[], pointer } : { kind: 'every', answer: mock as MockAnswer, pointer };
     }
     return { name: String(raw.name), pointer: at, trigger, config, mocks, expect: this.expectation(isObj(raw.expect) ? raw.expect : {}, joinPointer(at, 'expect')) };
@@ -229,7 +235,7 @@ class CaseChecker {
     }
     for (const [id, e] of Object.entries(isObj(raw.steps) ? raw.steps : {})) {
       this.checkStepId(id, joinPointer(at, 'steps', id), 'expect.steps');
-      const step = e as Obj;
+      const step = isObj(e) ? e : {};
       out.steps[id] = {
         status: step.status as StepExpectation['status'],
         results: step.results,

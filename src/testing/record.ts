@@ -17,7 +17,7 @@ const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.i
 export class RecordError extends Error {}
 
 /** Headers every HTTP client sends; they say nothing about the integration. */
-const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept', 'accept-encoding', 'user-agent', 'x-execution-id']);
+const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept', 'accept-encoding', 'accept-language', 'user-agent']);
 
 export async function caseFromExecution(record: ExecutionRecord, integration: CompiledIntegration, env: NodeJS.ProcessEnv = process.env): Promise<Obj> {
   if (record.status !== 'succeeded' && record.status !== 'failed') {
@@ -61,9 +61,15 @@ function mockErrorOf(error: NonNullable<ExecutionRecord['steps'][number]['error'
   const out: Obj = {};
   if (error.status !== undefined) out.statusCode = error.status;
   const remote = isObj(error.remote) ? error.remote : undefined;
-  if (typeof remote?.error === 'string') out.message = remote.error;
-  else out.message = error.message.replace(/^integration [^,]+, step [^ ]+ \([^)]+\): /, '');
-  if (remote) for (const [k, v] of Object.entries(remote)) if (k !== 'error' && v !== undefined) out[k] = v;
+  if (remote) {
+    // The service's error body as it was: the connector words its message from it again.
+    for (const [k, v] of Object.entries(remote)) if (k === 'error' ? typeof v === 'string' : v !== undefined) out[k === 'error' ? 'message' : k] = v;
+    return out;
+  }
+  const own = error.message.replace(/^integration [^,]+, step [^ ]+ \([^)]+\): /, '');
+  // "hcm.x: HCM answered 503 Service Unavailable: detail" → detail; a failure without an answer keeps its text.
+  const detail = error.status !== undefined ? /answered \d+[^:]*: (.*)$/s.exec(own)?.[1] : own;
+  if (detail) out.message = detail;
   return out;
 }
 
@@ -75,7 +81,7 @@ function triggerInput(integration: CompiledIntegration, trigger: unknown): Obj {
   const out: Obj = {};
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(isObj(t.headers) ? t.headers : {})) {
-    if (!TRANSPORT_HEADERS.has(k) && v !== REDACTED) headers[k] = String(v);
+    if (!TRANSPORT_HEADERS.has(k) && !k.startsWith('sec-fetch-') && v !== REDACTED) headers[k] = String(v);
   }
   const body = isObj(t.body) ? t.body : undefined;
   const raw = isObj(t.rawBody) ? t.rawBody : undefined;

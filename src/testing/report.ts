@@ -87,7 +87,7 @@ function textReport(report: TestReport): string {
         }
       }
       const err = c.execution?.error?.message;
-      if (err && !c.failures.some((x) => x.message.includes(err))) lines.push(`  the execution failed: ${err}`);
+      if (err && !c.failures.some((x) => x.message.includes(err) || err.includes(x.message))) lines.push(`  the execution failed: ${err}`);
     }
   }
   if (report.files.length === 0 && report.problems.length === 0) lines.push('no test files (*.test.yaml) found');

@@ -160,7 +160,9 @@ function checkStatusAndResponse(c: TestCase, result: CaseResult, failures: CaseF
   const e = c.expect;
   const at = `${c.pointer}/expect`;
   if (e.status !== undefined && e.status !== result.status) {
-    const why = result.execution?.error?.message ?? (result.status === 'rejected' ? `the webhook refused the request: ${JSON.stringify(result.response?.body)}` : undefined);
+    let why = result.execution?.error?.message ?? (result.status === 'rejected' ? `the webhook refused the request: ${JSON.stringify(result.response?.body)}` : undefined);
+    // A missing or used-up mock is already reported on its own line.
+    if (why && failures.some((f) => why!.includes(f.message))) why = undefined;
     failures.unshift({ message: `status: expected ${e.status}, got ${result.status}${why ? ` (${why})` : ''}`, pointer: `${at}/status`, path: 'status', expected: e.status, actual: result.status });
   }
   if (!e.response) return;
