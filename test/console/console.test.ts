@@ -7,12 +7,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tokenStoreKey } from '../../src/connectors/hcm/oauth/config.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { sandboxEnv } from '../helpers/sandbox-env.js';
 import { ADMIN, poll, root, startTestServer, type TestServer } from '../server/helpers.js';
 import { launchBrowser, markDocument, newContext, screenshot, signIn } from './helpers.js';
+
+// A browser test waits on several pages in turn; generous per-test room on a busy machine.
+vi.setConfig({ testTimeout: 90_000 });
 
 const fixtures = join(root, 'test', 'fixtures', 'console');
 let sb: Sandbox;
@@ -176,6 +179,7 @@ describe('an integration', () => {
 
 describe('executions', () => {
   it('Replay starts a new execution with the same trigger data', async () => {
+    firstExecution ??= (await s.api('POST', '/integrations/worker-lookup/run?test=true', { workerId: 'Employee_ID=21001' })).body.executionId;
     await page.goto(`/console/executions/${firstExecution}`);
     await page.getByRole('button', { name: 'Replay' }).click();
     await page.getByRole('status').filter({ hasText: 'Replayed' }).waitFor();
@@ -229,6 +233,8 @@ describe('connections', () => {
 
 describe('safety', () => {
   it('a state-changing request from another origin is refused (403), even with the session cookie', async () => {
+    await signIn(page);
+    expect((await s.api('DELETE', '/integrations/worker-lookup/listen')).status).toBe(200);
     // A page on another port of the same host: same site (the cookie goes along), other origin.
     const target = `${s.url}/console/integrations/worker-lookup/listen`;
     const evil: Server = createServer((_req, res) => {
@@ -253,7 +259,8 @@ describe('safety', () => {
   });
 
   it('every page fits 1280×800 without horizontal scrolling and holds no secret', async () => {
-    const pages = ['/console/', '/console/integrations/worker-lookup', '/console/integrations/broken', '/console/executions', `/console/executions/${firstExecution}`, '/console/connections'];
+    const [latest] = (await s.api('GET', '/executions?integration=worker-lookup&limit=1')).body;
+    const pages = ['/console/', '/console/integrations/worker-lookup', '/console/integrations/broken', '/console/executions', `/console/executions/${latest.id}`, '/console/connections'];
     // The tokens the Connect flow stored for `workers` must not show anywhere either.
     const stored = await poll(async () => s.runtime.store.tokens.get(tokenStoreKey({ name: 'hcm', type: 'hcm-oauth2', config: connectionConfigOf('acme') })));
     const secrets = [ADMIN, 'sandbox-secret', refreshToken, stored.accessToken!, stored.refreshToken!];

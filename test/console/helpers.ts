@@ -27,7 +27,7 @@ export async function newContext(browser: Browser, baseURL: string): Promise<Bro
 
 /** Signs in through the sign-in page, as a person would. */
 export async function signIn(page: Page, token = ADMIN): Promise<void> {
-  await page.goto('/console/');
+  await page.goto('/console/sign-in');
   await page.getByLabel('Admin token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Integrations' }).waitFor();
