@@ -9,6 +9,8 @@ import type { HttpResponseSpec, RuntimeServices } from '../connectors/types.js';
 import { runExecution } from '../engine/run.js';
 import type { ExecutionRecord, LogEntry } from '../engine/record.js';
 import type { NewExecution, Store } from '../store/types.js';
+import { StorageUnavailableError } from '../common/errors.js';
+import { DEFAULT_MAX_INTERRUPTIONS, interruptedTooOften, poisonRecord, unsavableRecord } from './poison.js';
 import { InProcessQueue, type ExecutionQueue, type QueuedJob } from './queue.js';
 import type { IntegrationRegistry } from './registry.js';
 
@@ -19,11 +21,39 @@ export interface DispatcherLimits {
   perIntegration: number;
   /** Queued (not running) executions above which new work is refused with "busy" (default 1000). */
   backlog: number;
+  /**
+   * Queued executions of one integration above which its new work is refused (default half the
+   * backlog, HCM_RUNNER_INTEGRATION_BACKLOG): one slow integration cannot fill the whole backlog
+   * and starve the others.
+   */
+  backlogPerIntegration?: number;
+  /**
+   * An execution the process stopped under this many times is failed instead of resumed (default
+   * 3, HCM_RUNNER_MAX_INTERRUPTIONS; see poison.ts).
+   */
+  maxInterruptions?: number;
   /** Retry-After seconds suggested to refused callers (default 5). */
   retryAfterSec: number;
 }
 
 export const DEFAULT_LIMITS: DispatcherLimits = { concurrency: 16, perIntegration: 4, backlog: 1000, retryAfterSec: 5 };
+
+/** Limits read from the environment (serve flags, when given, win over these). */
+function limitsFromEnv(env: NodeJS.ProcessEnv): Partial<DispatcherLimits> {
+  const out: Partial<DispatcherLimits> = {};
+  const int = (name: string): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1 (got "${raw}")`);
+    return n;
+  };
+  const backlogPerIntegration = int('HCM_RUNNER_INTEGRATION_BACKLOG');
+  const maxInterruptions = int('HCM_RUNNER_MAX_INTERRUPTIONS');
+  if (backlogPerIntegration !== undefined) out.backlogPerIntegration = backlogPerIntegration;
+  if (maxInterruptions !== undefined) out.maxInterruptions = maxInterruptions;
+  return out;
+}
 
 export interface DispatcherOptions {
   store: Store;
@@ -91,6 +121,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private running = 0;
   /** Enqueues sent to the store and not yet committed: they count against the backlog. */
   private pending = 0;
+  private readonly pendingBy = new Map<string, number>();
   private accepting = true;
   private pumping = true;
   /** Set when shutdown gave up waiting: leftover runs must not write (their rows stay `running`). */
@@ -105,13 +136,14 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     this.logger = opts.logger;
     this.stateFor = opts.stateFor;
     this.concurrencyFor = opts.concurrencyFor;
-    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.limits = { ...DEFAULT_LIMITS, ...limitsFromEnv(this.env), ...opts.limits };
     this.queue = opts.queue ?? new InProcessQueue();
     this.queue.onAvailable(() => this.pump());
     this.queue.bind?.({
       free: () => (this.pumping ? this.limits.concurrency - this.running : 0),
       freeFor: (integration) => Math.min(this.limits.perIntegration, this.concurrencyFor?.(integration) ?? Infinity) - (this.runningBy.get(integration) ?? 0),
       remote: (id) => this.watchRemote(id),
+      maxInterruptions: () => this.maxInterruptions,
     });
   }
 
@@ -124,9 +156,32 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     return this.running;
   }
 
-  /** Throws BusyError when a new execution would be refused now (cheap pre-check before parsing). */
-  checkCapacity(count = 1): void {
+  /** Queued executions one integration may have (its share of the backlog). */
+  get integrationBacklog(): number {
+    return this.limits.backlogPerIntegration ?? Math.max(1, Math.ceil(this.limits.backlog / 2));
+  }
+
+  /** The most times the process may stop under an execution before it is failed (poison.ts). */
+  get maxInterruptions(): number {
+    return this.limits.maxInterruptions ?? DEFAULT_MAX_INTERRUPTIONS;
+  }
+
+  /**
+   * Throws BusyError when a new execution would be refused now (cheap pre-check before parsing):
+   * past the global backlog, or past the integration's share of it (only that integration is
+   * refused then; the others keep being accepted).
+   */
+  checkCapacity(count = 1, integration?: string): void {
     if (!this.accepting) throw new BusyError('the runner is shutting down; retry shortly', this.limits.retryAfterSec, true);
+    if (integration !== undefined) {
+      const share = this.integrationBacklog;
+      if (this.queue.depthOf(integration) + (this.pendingBy.get(integration) ?? 0) + count > share) {
+        throw new BusyError(
+          `too many queued executions of integration ${integration} (its backlog limit is ${share}, HCM_RUNNER_INTEGRATION_BACKLOG); retry later`,
+          this.limits.retryAfterSec,
+        );
+      }
+    }
     if (this.queue.size + this.pending + count > this.limits.backlog) {
       throw new BusyError(`too many queued executions (backlog limit ${this.limits.backlog}); retry later`, this.limits.retryAfterSec);
     }
@@ -137,14 +192,23 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    * Throws BusyError past the backlog limit, without recording anything.
    */
   async submit(executions: NewExecution[]): Promise<void> {
+    const byIntegration = new Map<string, number>();
+    for (const e of executions) byIntegration.set(e.integration, (byIntegration.get(e.integration) ?? 0) + 1);
     this.checkCapacity(executions.length);
+    for (const [integration, n] of byIntegration) this.checkCapacity(n, integration);
     const jobs: QueuedJob[] = executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1, ...(this.watchers.has(e.id) ? { local: true } : {}) }));
     this.pending += executions.length;
+    for (const [integration, n] of byIntegration) this.pendingBy.set(integration, (this.pendingBy.get(integration) ?? 0) + n);
     try {
       await this.queue.prepare?.(jobs);
       await this.store.enqueue(executions);
     } finally {
       this.pending -= executions.length;
+      for (const [integration, n] of byIntegration) {
+        const left = (this.pendingBy.get(integration) ?? n) - n;
+        if (left > 0) this.pendingBy.set(integration, left);
+        else this.pendingBy.delete(integration);
+      }
     }
     this.queue.push(jobs);
     this.emit('queued', executions);
@@ -185,18 +249,26 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   /**
    * Re-queues what a previous process left queued or running, each as attempt + 1 (the issue's
    * rule for recovery): `$execution.attempt > 1` tells a step it may be running after a crash,
-   * whether the previous process had started it or not (at-least-once).
+   * whether the previous process had started it or not (at-least-once). An execution the process
+   * stopped under `maxInterruptions` times is failed instead (poison.ts).
    */
   async recover(): Promise<number> {
     // A shared queue knows which executions are owned by a live replica; it resumes only the rest.
     if (this.queue.recover) return this.queue.recover();
     const unfinished = await this.store.unfinishedExecutions();
-    if (unfinished.length === 0) return 0;
-    this.queue.push(
-      unfinished.map((r) => ({ id: r.id, integration: r.integration, attempt: r.attempt + 1, recovered: true })),
-    );
-    this.logger?.info({ count: unfinished.length }, 'resuming executions left unfinished by the previous process');
-    return unfinished.length;
+    const resume: ExecutionRecord[] = [];
+    for (const r of unfinished) {
+      if (!interruptedTooOften(r.status, r.attempt, this.maxInterruptions)) {
+        resume.push(r);
+        continue;
+      }
+      await this.store.saveExecution(poisonRecord(r, this.maxInterruptions));
+      this.logger?.error({ executionId: r.id, integration: r.integration, attempt: r.attempt }, 'the process stopped too often while this execution ran; marked failed, not resumed');
+    }
+    if (resume.length === 0) return 0;
+    this.queue.push(resume.map((r) => ({ id: r.id, integration: r.integration, attempt: r.attempt + 1, recovered: true })));
+    this.logger?.info({ count: resume.length }, 'resuming executions left unfinished by the previous process');
+    return resume.length;
   }
 
   /**
@@ -263,6 +335,24 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     void tick();
   }
 
+  /**
+   * Saves the finished record; when the record itself cannot be saved (too large to serialise,
+   * refused by the database), saves it as failed without its results instead, so it never stays
+   * `running` (and is not run again at every start). A store that is unavailable still throws.
+   */
+  private async saveFinal(record: ExecutionRecord, log: Logger | undefined): Promise<void> {
+    try {
+      await this.store.saveExecution(record);
+    } catch (err) {
+      if (err instanceof StorageUnavailableError) throw err;
+      const slim = unsavableRecord(record, err as Error);
+      log?.error({ err: (err as Error).message }, 'the execution record could not be saved; saving it as failed without its step results');
+      await this.store.saveExecution(slim);
+      Object.assign(record, slim);
+      for (const key of ['result', 'response'] as const) if (!(key in slim)) delete record[key];
+    }
+  }
+
   /** Resolves true when the run's final state was saved (or there was nothing to run). */
   private async run(job: QueuedJob, signal: AbortSignal): Promise<boolean> {
     const log = this.logger?.child({ executionId: job.id, integration: job.integration });
@@ -307,7 +397,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
         });
       }
       if (this.abandoned) return false;
-      await this.store.saveExecution(record);
+      await this.saveFinal(record, log);
       log?.info({ status: record.status, attempt: record.attempt, durationMs: record.durationMs }, `execution ${record.status}`);
       this.emit('finished', record);
       return true;

@@ -25,6 +25,7 @@ import type { Logger } from 'pino';
 import { quoteIdent } from '../store/postgres/migrations.js';
 import type { PostgresStore } from '../store/postgres/postgres-store.js';
 import type { NewExecution } from '../store/types.js';
+import { DEFAULT_MAX_INTERRUPTIONS, interruptedTooOften, poisonRecord } from './poison.js';
 import type { ExecutionQueue, QueueBinding, QueuedJob } from './queue.js';
 
 export interface PgQueueOptions {
@@ -41,7 +42,10 @@ export interface PgQueueOptions {
   countMs?: number;
   /** Orphan sweep interval (default 60 s). */
   sweepMs?: number;
-  /** An execution interrupted this many times is failed instead of run again (default 10). */
+  /**
+   * An execution whose replica stopped under it this many times is failed instead of run again
+   * (default: the dispatcher's `maxInterruptions`, 3; see poison.ts).
+   */
   maxAttempts?: number;
   /** How long a synchronous webhook's job stays reserved for its replica (default 60 s). */
   localHoldSec?: number;
@@ -84,7 +88,7 @@ export class PgQueue implements ExecutionQueue {
   private readonly logger?: Logger;
   private readonly leaseSec: number;
   private readonly opts: PgQueueOptions;
-  private readonly maxAttempts: number;
+  private readonly maxAttempts?: number;
   private binding: QueueBinding = { free: () => 0, freeFor: () => 0, remote: () => undefined };
   private readonly listeners: Array<() => void> = [];
   /** Jobs this replica holds (fetched, waiting or running), by execution id. */
@@ -114,7 +118,7 @@ export class PgQueue implements ExecutionQueue {
     this.store = opts.store;
     this.logger = opts.logger;
     this.leaseSec = Math.max(2, Math.round(opts.leaseSec ?? 60));
-    this.maxAttempts = opts.maxAttempts ?? 10;
+    this.maxAttempts = opts.maxAttempts;
     this.bossSchema = opts.bossSchema ?? defaultBossSchema(opts.store.schema);
     this.b = quoteIdent(this.bossSchema);
     this.s = quoteIdent(opts.store.schema);
@@ -163,6 +167,10 @@ export class PgQueue implements ExecutionQueue {
 
   depthByIntegration(): Record<string, number> {
     return { ...this.queued.by };
+  }
+
+  depthOf(integration: string): number {
+    return this.queued.by[integration] ?? 0;
   }
 
   bind(binding: QueueBinding): void {
@@ -421,8 +429,9 @@ export class PgQueue implements ExecutionQueue {
       }
       const resumed = row.status === 'running';
       const attempt = resumed ? row.attempt + 1 : row.attempt;
-      if (attempt > this.maxAttempts) {
-        await this.giveUp(id, row.attempt);
+      const limit = this.maxAttempts ?? this.binding.maxInterruptions?.() ?? DEFAULT_MAX_INTERRUPTIONS;
+      if (interruptedTooOften(row.status, row.attempt, limit)) {
+        await this.giveUp(id, limit);
         finished.push(job.id);
         continue;
       }
@@ -463,18 +472,11 @@ export class PgQueue implements ExecutionQueue {
     for (const l of this.listeners) l();
   }
 
-  private async giveUp(id: string, attempts: number): Promise<void> {
+  private async giveUp(id: string, limit: number): Promise<void> {
     const record = await this.store.getExecution(id);
     if (!record) return;
-    const finishedAt = new Date().toISOString();
-    await this.store.saveExecution({
-      ...record,
-      status: 'failed',
-      error: { message: `the execution was interrupted ${attempts} times (the replica running it stopped each time); it is not run again` },
-      finishedAt,
-      durationMs: record.startedAt ? Date.parse(finishedAt) - Date.parse(record.startedAt) : undefined,
-    });
-    this.logger?.error({ executionId: id, attempts }, 'execution interrupted too often; marked failed');
+    await this.store.saveExecution(poisonRecord(record, limit));
+    this.logger?.error({ executionId: id, attempts: record.attempt }, 'the replica stopped too often while this execution ran; marked failed, not resumed');
   }
 
   // Leases, counts, sweep, notifications ---------------------------------------------------------

@@ -25,6 +25,8 @@ export interface QueueBinding {
   freeFor(integration: string): number;
   /** A `local` job is running on another replica after all: watch the store for its end. */
   remote(id: string): void;
+  /** The most times a replica may stop under an execution before it is failed (poison.ts). */
+  maxInterruptions?(): number;
 }
 
 export interface ExecutionQueue {
@@ -38,6 +40,8 @@ export interface ExecutionQueue {
   onAvailable(listener: () => void): void;
   /** Waiting jobs per integration (metrics, admin). */
   depthByIntegration(): Record<string, number>;
+  /** Waiting jobs of one integration (its share of the backlog; called on every intake). */
+  depthOf(integration: string): number;
 
   // Optional: shared (durable, multi-replica) queues such as the PostgreSQL/pg-boss one ---------
   /** Receives the dispatcher's capacity view (a pull-based queue fetches only what fits). */
@@ -100,5 +104,9 @@ export class InProcessQueue implements ExecutionQueue {
 
   depthByIntegration(): Record<string, number> {
     return Object.fromEntries([...this.lanes].map(([k, v]) => [k, v.length]));
+  }
+
+  depthOf(integration: string): number {
+    return this.lanes.get(integration)?.length ?? 0;
   }
 }

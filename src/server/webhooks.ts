@@ -81,8 +81,8 @@ async function intake(runtime: Runtime, c: Context<AppEnv>, incoming: IncomingMe
   if (declared > options.maxBodyBytes) {
     throw new WebhookRejection(413, `request body exceeds this webhook's limit of ${options.maxBodyBytes} bytes (maxBodyBytes)`, { connection: 'close' });
   }
-  // Cheap backpressure before reading and parsing the body.
-  runtime.dispatcher.checkCapacity();
+  // Cheap backpressure before reading and parsing the body (the global backlog and this integration's share).
+  runtime.dispatcher.checkCapacity(1, integration.name);
 
   const rawBody = await readBody(incoming, c.req.raw, options.maxBodyBytes);
   const headers = incoming ? nodeHeaders(incoming) : webHeaders(c.req.raw.headers);
