@@ -1,4 +1,8 @@
-/* The console's style sheet: served as is by the runner. Fits 1280×800 without horizontal scrolling. */
+/**
+ * The console's style sheet, served as is at /console/assets/console.css. In a TypeScript module
+ * so that the compiled runner (dist/) carries it; no backticks, `${` or backslashes in it.
+ */
+export const consoleStyle = `/* The console's style sheet: served as is by the runner. Fits 1280×800 without horizontal scrolling. */
 :root {
   --fg: #1d2430;
   --muted: #5d6675;
@@ -104,3 +108,4 @@ table.log tr.level-warn td { color: var(--run); }
 .sign-in form { display: flex; flex-direction: column; gap: 8px; }
 .sign-in label { font-weight: 600; }
 .sign-in button { align-self: flex-start; }
+`;

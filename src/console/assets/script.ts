@@ -1,4 +1,10 @@
-// The console's only script (a plain ES module, served as is). Pages are rendered on the server;
+/**
+ * The console's only script, served as is at /console/assets/console.js (a plain ES module: no
+ * bundler, no CDN, no build step). It lives in a TypeScript module so that the compiled runner
+ * (dist/) carries it; keep it free of backticks, `${` and backslashes (it sits in a template
+ * literal).
+ */
+export const consoleScript = `// The console's only script (a plain ES module, served as is). Pages are rendered on the server;
 // this adds: editors that open and close, copy buttons, and live sections that are re-read from
 // the server whenever a server-sent event says something changed.
 
@@ -15,7 +21,7 @@ document.addEventListener('click', (event) => {
   } else if (target.dataset.closes) {
     const panel = document.getElementById(target.dataset.closes);
     if (panel) panel.hidden = true;
-    for (const opener of document.querySelectorAll(`[data-opens="${CSS.escape(target.dataset.closes)}"]`)) opener.hidden = false;
+    for (const opener of document.querySelectorAll('[data-opens="' + CSS.escape(target.dataset.closes) + '"]')) opener.hidden = false;
   } else if (target.dataset.copy !== undefined) {
     void copy(target.dataset.copy, target);
   }
@@ -95,3 +101,4 @@ function live(spec) {
     void refresh();
   });
 }
+`;
