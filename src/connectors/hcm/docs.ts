@@ -10,6 +10,15 @@ const SERVICE_TITLES: Record<HcmService, string> = {
   customerAccounts: 'Customer accounts', prismAnalytics: 'Analytics', raw: 'Raw Request',
 };
 
+/** Which service to pick where two offer the same kind of action (docs/authoring.md §10). */
+const SERVICE_NOTES: Partial<Record<HcmService, string>> = {
+  staffing:
+    'Workers as the system of record for employment data (job, title, organization, manager): use these to look workers up and to change employment data. ' +
+    '`workerId` takes the opaque id or a reference id such as `Employee_ID=21001`.',
+  timeTracking:
+    'The same workers as seen by time tracking (same shape): use `hcm.listWorkers` / `hcm.getWorkerById` alongside time clock events and time blocks; for plain lookups prefer the staffing actions.',
+};
+
 const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 function describeInput(name: string, d: InputDecl): string {
@@ -61,6 +70,7 @@ export function renderHcmDocs(): string {
     const actions = hcmActions.filter((a) => a.request.service === service);
     if (!actions.length) continue;
     out.push(`## ${SERVICE_TITLES[service]}${hcmServicePrefixes[service] ? ` (\`${hcmServicePrefixes[service]}\`)` : ''}`, '');
+    if (SERVICE_NOTES[service]) out.push(SERVICE_NOTES[service], '');
     out.push('| Action | Name | Method | Path | Inputs | Wire |', '|---|---|---|---|---|---|');
     for (const a of actions) {
       const inputs = Object.entries(a.inputs).map(([n, d]) => describeInput(n, d)).join('<br>');
