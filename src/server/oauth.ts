@@ -31,7 +31,7 @@ export function oauthCallback(runtime: Runtime) {
       runtime.logger?.info({ integration: done.integration, connection: done.connection }, 'OAuth connection authorized');
       const message = `Connection "${done.connection}" of integration "${done.integration}" is authorized. You can close this window.`;
       if ((c.req.header('accept') ?? '').includes('application/json')) return c.json({ status: 'connected', integration: done.integration, connection: done.connection });
-      return c.html(`<!doctype html><meta charset="utf-8"><title>hcm-runner</title><p>${escapeHtml(message)}</p>`);
+      return c.html(`<!doctype html><meta charset="utf-8"><title>hcm-runner</title><p>${escapeHtml(message)}</p><p><a href="/console/connections">Back to the console</a></p>`);
     } catch (err) {
       return c.json({ error: `OAuth authorization failed: ${(err as Error).message}` }, 400);
     }

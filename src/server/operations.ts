@@ -51,6 +51,7 @@ export class AdminOperations {
     for (const provider of this.runtime.detailProviders) Object.assign(view, provider(name) ?? {});
     view.listening = this.runtime.isListening(name);
     if (entry.integration) {
+      if (entry.integration.description) view.description = entry.integration.description;
       view.trigger = triggerSummary(entry.integration.trigger);
       view.steps = entry.integration.steps.map((s) => ({ id: s.id, action: s.action.key }));
     }

@@ -23,7 +23,9 @@ export function SignInPage(props: { next: string; wrong?: boolean; refused?: str
           <input type="hidden" name="next" value={props.next} />
           <label for="token">Admin token</label>
           <input id="token" name="token" type="password" autocomplete="current-password" required autofocus />
-          <button type="submit">Sign in</button>
+          <button type="submit" class="primary">
+            Sign in
+          </button>
         </form>
       </section>
     </Layout>
