@@ -102,6 +102,8 @@ export interface RuntimeServices {
   tokens: TokenStore;
   /** Base URL where `/oauth/callback` is served, for redirect URIs. */
   publicUrl: string;
+  /** Largest HTTP response body a step may read (default 16 MiB; HCM_RUNNER_MAX_RESULT_BYTES). See result-limit.ts. */
+  maxResultBytes?: number;
 }
 
 /** Everything an action sees while it runs. */

@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
+import { resultLimitFromEnv } from '../connectors/result-limit.js';
 import type { RuntimeServices } from '../connectors/types.js';
 import type { CompiledIntegration } from '../definition/types.js';
 import type { ExecutionStatus } from '../engine/record.js';
@@ -105,7 +106,12 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.registry = new IntegrationRegistry(opts.dir);
     this.tokens = new WebhookTokens(opts.store);
     this.intake = opts.intake ?? DEFAULT_INTAKE_LIMITS;
-    this.services = { tokens: opts.store.tokens, publicUrl: this.publicUrl, allowPrivateNetwork: opts.allowPrivateNetwork === true };
+    this.services = {
+      tokens: opts.store.tokens,
+      publicUrl: this.publicUrl,
+      allowPrivateNetwork: opts.allowPrivateNetwork === true,
+      maxResultBytes: resultLimitFromEnv(this.env),
+    };
     this.dispatcher = new Dispatcher({
       store: opts.store,
       registry: this.registry,

@@ -10,6 +10,7 @@ import { ActionError } from '../../common/errors.js';
 import type { ActionContext } from '../types.js';
 import { keyValuePairs } from '../key-value.js';
 import { retryDelay } from '../http-retry.js';
+import { maxResultBytes, readLimited } from '../result-limit.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
@@ -44,7 +45,8 @@ export async function coreHttp(inputs: Record<string, unknown>, ctx: ActionConte
         body,
         signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]),
       });
-      const bytes = Buffer.from(await res.body.arrayBuffer());
+      // Streamed and counted: past the step result limit the request is cancelled (../result-limit.ts).
+      const bytes = await readLimited(res.body, res.headers, maxResultBytes(ctx.services), `${inputs.method ?? 'GET'} ${url.origin}${url.pathname}`);
       const resHeaders = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
       const parsed = decodeBody(bytes, resHeaders['content-type'], String(inputs.responseType ?? 'json'));
       if (res.statusCode < 400 || inputs.failOnError === false) return { status: res.statusCode, headers: resHeaders, body: parsed };

@@ -6,6 +6,7 @@ import { ActionError } from '../../common/errors.js';
 import type { ResolvedConnection, TokenStore } from '../types.js';
 import { getAccessToken } from './oauth/provider.js';
 import { retryAfterMs as retryAfterHeaderMs } from '../http-retry.js';
+import { DEFAULT_MAX_RESULT_BYTES, readLimited } from '../result-limit.js';
 
 export interface AuthContext {
   connection: ResolvedConnection;
@@ -14,6 +15,8 @@ export interface AuthContext {
   /** The integration running the step, for error hints. */
   integration?: string;
   signal: AbortSignal;
+  /** Largest response body read (the step result limit, ../result-limit.ts); default 16 MiB. */
+  maxResultBytes?: number;
 }
 
 export interface SendSpec {
@@ -39,7 +42,7 @@ function withoutAuthorization(headers: Record<string, string>): Record<string, s
   return out;
 }
 
-async function once(spec: SendSpec, token: string, outer: AbortSignal, actionKey: string): Promise<HttpResult> {
+async function once(spec: SendSpec, token: string, outer: AbortSignal, actionKey: string, maxBytes: number): Promise<HttpResult> {
   const timeout = spec.timeoutMs ? AbortSignal.timeout(spec.timeoutMs) : undefined;
   const signal = timeout ? AbortSignal.any([outer, timeout]) : outer;
   try {
@@ -50,7 +53,8 @@ async function once(spec: SendSpec, token: string, outer: AbortSignal, actionKey
       body: spec.body,
       signal,
     });
-    const bytes = Buffer.from(await res.body.arrayBuffer());
+    // Streamed and counted: past the step result limit the request is cancelled.
+    const bytes = await readLimited(res.body, res.headers, maxBytes, actionKey);
     const ct = res.headers['content-type'];
     return {
       status: res.statusCode,
@@ -60,6 +64,7 @@ async function once(spec: SendSpec, token: string, outer: AbortSignal, actionKey
       bytes,
     };
   } catch (err) {
+    if (err instanceof ActionError) throw err; // e.g. the result limit
     if (timeout?.aborted && !outer.aborted) {
       throw new ActionError(`${actionKey}: no response within ${spec.timeoutMs} ms`, { code: 'timeout', retryable: true });
     }
@@ -75,10 +80,11 @@ async function once(spec: SendSpec, token: string, outer: AbortSignal, actionKey
 /** One logical call: bearer token, and on 401 one refresh then one retry. */
 export async function sendAuthorized(auth: AuthContext, spec: SendSpec, actionKey: string): Promise<HttpResult> {
   const token = await getAccessToken(auth.connection, auth.tokens, auth.storeKey, auth.signal, undefined, auth.integration);
-  const first = await once(spec, token, auth.signal, actionKey);
+  const maxBytes = auth.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
+  const first = await once(spec, token, auth.signal, actionKey, maxBytes);
   if (first.status !== 401) return first;
   const fresh = await getAccessToken(auth.connection, auth.tokens, auth.storeKey, auth.signal, token, auth.integration);
-  return once(spec, fresh, auth.signal, actionKey);
+  return once(spec, fresh, auth.signal, actionKey, maxBytes);
 }
 
 const isJson = (ct: string) => /\bjson\b/i.test(ct);

@@ -3,6 +3,7 @@ import { ActionError } from '../../common/errors.js';
 import type { ActionContext, ActionDeclaration, Connector } from '../types.js';
 import { hcmActions, hcmConnectionType, HCM_CONNECTION_TYPE, type HcmActionDeclaration } from './declarations/index.js';
 import { httpError, parseBody, sendAuthorized, type AuthContext } from './http.js';
+import { maxResultBytes } from '../result-limit.js';
 import { encodeMultipart } from './multipart.js';
 import { connectionConfig, tokenStoreKey } from './oauth/config.js';
 import { rawRequest } from './raw-request.js';
@@ -60,7 +61,7 @@ export const hcmConnector: Connector = {
       throw new ActionError(`${decl.key}: connection ${conn.name} has type ${conn.type}, expected ${HCM_CONNECTION_TYPE}`, { code: 'invalid_input' });
     }
     const conf = connectionConfig(conn);
-    const auth = { connection: conn, tokens: ctx.services.tokens, storeKey: tokenStoreKey(conn), integration: ctx.integration, signal: ctx.signal, apiUrl: conf.apiUrl };
+    const auth = { connection: conn, tokens: ctx.services.tokens, storeKey: tokenStoreKey(conn), integration: ctx.integration, signal: ctx.signal, apiUrl: conf.apiUrl, maxResultBytes: maxResultBytes(ctx.services) };
     const all = withDefaults(decl, inputs ?? {});
     if (decl.request.raw) return rawRequest(all, auth, (l, m) => ctx.log(l, m));
     if (decl.request.paged) {
