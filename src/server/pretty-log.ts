@@ -3,7 +3,7 @@
  * one small function is all the runner needs):
  *
  *   17:45:01.234 INFO  execution succeeded  integration=worker-lookup status=succeeded durationMs=75
- *   17:45:03.002 ERROR file has problems; its last good version keeps running  integration=x
+ *   17:45:03.002 ERROR integrations/x.yaml has problems; last good version keeps running  integration=x
  *       integrations/x.yaml:3:9: trigger.type must be one of …
  *
  * A `problems` list gets a line per problem. Colours only on a terminal without NO_COLOR.

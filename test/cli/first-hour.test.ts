@@ -173,6 +173,30 @@ describe('the first hour', () => {
     expect(bare.stdout + bare.stderr).toMatch(/HCM_CLIENT_SECRET/);
   });
 
+  it('new-hire-welcome logs what it did: welcomed a hire, nothing for other events', { timeout: 90_000 }, async () => {
+    const messages = async (body: unknown) => {
+      const payload = join(tmp, 'welcome.json');
+      writeFileSync(payload, JSON.stringify(body));
+      const r = await cliAsync(['run', 'integrations/new-hire-welcome.yaml', '--payload', payload, '--sandbox', '--data', join(tmp, 'welcome-data')], { env: newcomerEnv() });
+      expect(r.code, r.stderr).toBe(0);
+      return (JSON.parse(r.stdout).log as Array<{ level: string; message: string }>).filter((l) => l.level === 'info').map((l) => l.message);
+    };
+    expect(await messages({ type: 'hire', workerId: 'Employee_ID=21001' })).toEqual(['welcomed Hannah Dubois']);
+    expect(await messages({ type: 'termination', workerId: 'Employee_ID=21001' })).toEqual(['not a hire (type "termination"): nothing to do']);
+  });
+
+  it("the README's validate sample is what validate prints for that typo", async () => {
+    const sample = /```text\n(integrations\/worker-lookup\.yaml:\d+:\d+: error: unknown action "(hcm\.\w+)".*)\n```/.exec(readFileSync(join(repoRoot, 'README.md'), 'utf8'));
+    expect(sample, 'README sample not found').not.toBeNull();
+    const cwd = join(tmp, 'readme-sample');
+    mkdirSync(join(cwd, 'integrations'), { recursive: true });
+    const text = readFileSync(join(repoRoot, 'integrations/worker-lookup.yaml'), 'utf8');
+    writeFileSync(join(cwd, 'integrations/worker-lookup.yaml'), text.replace('hcm.getStaffingWorkerById', sample![2]!));
+    const r = await cliAsync(['validate'], { cwd });
+    expect(r.code).toBe(1);
+    expect(r.stdout.trim()).toBe(sample![1]);
+  });
+
   it('validate on trigger: {type: webhok} names the bad value and suggests webhook', async () => {
     const file = join(tmp, 'typo.yaml');
     writeFileSync(file, 'name: typo\ntrigger:\n  type: webhok\nsteps:\n  - id: a\n    action: core.transform\n    inputs: { value: 1 }\n');
