@@ -17,7 +17,8 @@ Runs the runtime: webhook URLs, schedules and polls, the admin API, health and m
   --dir DIR               integrations folder (default ./integrations)
   --port N                port (default $PORT or 8080)
   --host H                interface to listen on (default 127.0.0.1; 0.0.0.0 for all)
-  --data DIR              embedded SQLite store directory (default ./data)
+  --data DIR              data directory (default ./data): the SQLite store, the stored admin
+                          token (admin-token) and, without HCM_RUNNER_SECRET, secret.key
   --database-url URL      postgres://… selects PostgreSQL (default $DATABASE_URL); several
                           replicas on one database share the work (docs/scaling.md);
                           ?schema=NAME in the URL picks the PostgreSQL schema (default public)
