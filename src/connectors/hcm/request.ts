@@ -24,11 +24,45 @@ export interface BuiltRequest {
   files?: Record<string, BinaryValue | string>;
 }
 
-/** Percent-encodes one path segment, leaving RFC 3986 sub-delims (`$`, `=`, …) and `:`/`@` alone. */
 export { keyValuePairs };
 
+/** Percent-encodes one path segment, leaving RFC 3986 sub-delims (`$`, `=`, …) and `:`/`@` alone. */
 export function encodePathSegment(value: string): string {
   return encodeURIComponent(value).replace(/%(24|26|2B|2C|3B|3D|3A|40)/gi, (m) => decodeURIComponent(m));
+}
+
+/**
+ * One path input as one path segment. `/` and every other reserved character are percent-encoded
+ * (`Employee_ID=21001` keeps its `=`), and the values that would still move the request to another
+ * resource — `.`, `..` (also when sent percent-encoded, even twice) and nothing at all — are refused
+ * before any request is sent.
+ */
+export function pathSegment(actionKey: string, name: string, value: unknown): string {
+  const text = String(value);
+  const decoded = decodeRepeatedly(text);
+  if (decoded === '' || decoded === '.' || decoded === '..') {
+    throw new ActionError(
+      `${actionKey}: input ${name} is ${JSON.stringify(text)}, which is not an ID: path inputs are single path segments, and "", "." and ".." (also percent-encoded) are refused`,
+      { code: 'invalid_input' },
+    );
+  }
+  return encodePathSegment(text);
+}
+
+/** Percent-decodes until nothing changes (at most 3 rounds; malformed escapes stay as they are). */
+function decodeRepeatedly(text: string): string {
+  let current = text;
+  for (let i = 0; i < 3 && current.includes('%'); i++) {
+    let next: string;
+    try {
+      next = decodeURIComponent(current);
+    } catch {
+      return current;
+    }
+    if (next === current) break;
+    current = next;
+  }
+  return current;
 }
 
 /** `{apiUrl}` + path with exactly one `/` between them. */
@@ -112,7 +146,7 @@ export function buildRequest(
   const path = template.replace(/\{(\w+)\}/g, (_m, name: string) => {
     const v = inputs[name];
     if (isEmpty(v)) throw new ActionError(`${decl.key}: input ${name} is required`, { code: 'invalid_input' });
-    return encodePathSegment(String(v));
+    return pathSegment(decl.key, name, v);
   });
 
   const query: QueryPairs = [];
