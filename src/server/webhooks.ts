@@ -17,7 +17,7 @@ import type { NewExecution } from '../store/types.js';
 import { buildWebhookTrigger } from '../triggers/webhook/trigger-data.js';
 import { verifyHmac } from '../triggers/webhook/hmac.js';
 import { WebhookRejection, type WebhookRequest } from '../triggers/webhook/request.js';
-import { evaluateAsyncResponse, renderResponse, type RenderedResponse } from '../triggers/webhook/response.js';
+import { asyncWebhookResponse, renderResponse, syncWebhookResponse, type RenderedResponse } from '../triggers/webhook/response.js';
 import { readBody } from './read-body.js';
 import type { AppEnv } from './types.js';
 
@@ -104,21 +104,11 @@ async function intake(runtime: Runtime, c: Context<AppEnv>, incoming: IncomingMe
   if (response.mode === 'sync') return syncRun(runtime, c, integration, execution, response.timeoutMs);
 
   await runtime.dispatcher.submit([execution]);
-  const custom = await evaluateCustom(runtime, integration, trigger, execution);
-  if (custom) return send(c, custom);
-  return send(c, { status: 200, headers: { 'content-type': 'application/json', 'x-execution-id': executionId }, body: `{"executionId":"${executionId}"}` });
-}
-
-async function evaluateCustom(runtime: Runtime, integration: CompiledIntegration, trigger: unknown, execution: NewExecution): Promise<RenderedResponse | undefined> {
-  try {
-    const spec = await evaluateAsyncResponse(integration, trigger, { id: execution.id, test: execution.test, receivedAt: execution.queuedAt! }, runtime.env);
-    return spec ? renderResponse(spec, { 'x-execution-id': execution.id }) : undefined;
-  } catch (err) {
-    // The execution is recorded and will run; only the custom answer failed.
-    const error = `integration ${integration.name}: the trigger's custom response failed: ${(err as Error).message}`;
-    runtime.logger?.warn({ executionId: execution.id, integration: integration.name }, error);
-    return { status: 500, headers: { 'content-type': 'application/json', 'x-execution-id': execution.id }, body: JSON.stringify({ error, executionId: execution.id }) };
-  }
+  // The same answer `hcm-runner test` checks: the custom response, or 200 {"executionId"}.
+  const answer = await asyncWebhookResponse(integration, trigger, { id: executionId, test, receivedAt }, runtime.env);
+  // The execution is recorded and will run; only the custom answer failed.
+  if (answer.error) runtime.logger?.warn({ executionId, integration: integration.name }, answer.error);
+  return send(c, answer.response);
 }
 
 async function syncRun(runtime: Runtime, c: Context<AppEnv>, integration: CompiledIntegration, execution: NewExecution, timeoutMs: number): Promise<Response> {
@@ -138,10 +128,8 @@ async function syncRun(runtime: Runtime, c: Context<AppEnv>, integration: Compil
     return json(504, { error: `integration ${integration.name}: the synchronous run did not finish within ${timeoutMs} ms; it continues in the background`, executionId: id });
   }
   if (outcome.kind === 'response') return send(c, renderResponse(outcome.response, { 'x-execution-id': id }));
-  const record = outcome.record;
-  if (record.response) return send(c, renderResponse(record.response, { 'x-execution-id': id }));
-  if (record.status !== 'succeeded') return json(500, { error: record.error?.message ?? 'the execution failed', executionId: id });
-  return json(200, record.result ?? null);
+  // The same rule `hcm-runner test` checks: what a step set, else 500 on failure, else 200 with the last results.
+  return send(c, syncWebhookResponse(outcome.record));
 }
 
 function send(c: Context<AppEnv>, r: RenderedResponse): Response {

@@ -128,6 +128,17 @@ describe('hcm-runner test: failing cases', () => {
   });
 });
 
+describe('hcm-runner test --sandbox', () => {
+  it('answers unmocked HCM steps from the in-process sandbox; without it they fail the case', () => {
+    const live = test(['sandbox', '--sandbox']);
+    expect(live.stdout.trimEnd().split('\n').at(-1)).toBe('1 passed, 0 failed');
+    expect(live.code).toBe(0);
+    const offline = test(['sandbox']);
+    expect(offline.code).toBe(1);
+    expect(offline.stdout).toContain('step workers (hcm.getWorkerById) calls out and has no mock');
+  });
+});
+
 describe('hcm-runner test: invalid test files and usage', () => {
   it('reports every problem of an invalid file at its line:col and exits 2', () => {
     const r = test(['invalid']);
