@@ -1,7 +1,9 @@
 /**
  * Two replicas on one PostgreSQL database poll the same integration. A poll slower than its
  * interval must not let the other replica take the same new item: the second poll waits for the
- * first one's commit (cluster-wide lock per integration) and then sees the item as seen.
+ * first one's commit (the store's cluster-wide lock per integration) and then sees the item as
+ * seen. Without the lock both polls reach the third party, both get the new item back before
+ * either commits, and the item runs twice — this test fails then.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
@@ -16,28 +18,24 @@ afterAll(async () => {
   for (const f of cleanups.splice(0).reverse()) await f();
 });
 
-/** A third-party list API that can hold back the next request until the test releases it. */
+/** A third-party list API that holds every request while `hold` is on, until the test releases them. */
 async function itemsApi() {
   const items = [{ id: 'one' }];
   let hold = false;
   const held: ServerResponse[] = [];
   const answer = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: items }));
-  let requests = 0;
-  const server = createServer((_req, res) => {
-    requests++;
-    if (!hold) return answer(res);
-    hold = false; // only the next request waits; later ones are answered at once
-    held.push(res);
-  });
+  const server = createServer((_req, res) => (hold ? held.push(res) : answer(res)));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   cleanups.push(() => new Promise((r) => server.close(r)));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/items`,
     items,
     hold: () => (hold = true),
-    release: () => held.splice(0).forEach(answer),
+    release: () => {
+      hold = false;
+      held.splice(0).forEach(answer);
+    },
     waiting: () => held.length,
-    requests: () => requests,
   };
 }
 
@@ -68,18 +66,20 @@ describe('poll across replicas', () => {
     // Tick 1 on A: the baseline.
     a.clock.advance(1_000);
     await a.settle();
-    // A new item appears; A's tick 2 poll is held at the third party.
+    // A new item appears; A's tick-2 poll is held at the third party.
     api.items.push({ id: 'two' });
     api.hold();
     a.clock.advance(1_000);
     await poll(async () => (api.waiting() === 1 ? true : undefined));
-    // B skips ticks 1 and 2 (A claimed them) and claims tick 3 while A's poll still runs.
+    // B skips ticks 1 and 2 (A claimed them) and claims tick 3 while A's poll still runs. With the
+    // lock, B waits for A's commit before it calls the third party; without it, B's request
+    // arrives now and is held too. Give it the chance to arrive, then answer everything at once.
     for (let i = 0; i < 2; i++) {
       b.clock.advance(1_000);
       await b.settle();
     }
     b.clock.advance(1_000);
-    await poll(async () => ((b.runtime.triggers.instance('items') as { last?: unknown } | undefined)?.last || api.requests() >= 3 ? true : undefined), 3_000).catch(() => undefined);
+    await poll(async () => (api.waiting() >= 2 ? true : undefined), 2_000).catch(() => 'B is waiting for the lock');
     api.release();
     await Promise.all([a.settle(), b.settle()]);
 
