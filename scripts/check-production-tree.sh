@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves the shipped tree needs no TypeScript tooling: copies the built package, prunes the
-# devDependencies (tsx, esbuild, typescript, vitest …) and runs `validate` and `serve` from it.
+# devDependencies (tsx, esbuild, typescript, vitest …) and runs `validate`, `test` and `serve` from it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f dist/cli/main.js ] || npm run build --silent
@@ -17,13 +17,14 @@ for dev in tsx esbuild typescript vitest; do
 done
 
 node bin/hcm-runner.js validate integrations
+node bin/hcm-runner.js test integrations >/dev/null
 
 port=$((20000 + RANDOM % 20000))
 HCM_RUNNER_LOG_LEVEL=warn node bin/hcm-runner.js serve --dir integrations --data "$tmp/data" --port "$port" >"$tmp/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do
   if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then
-    echo "check-production-tree: validate and serve work without devDependencies"
+    echo "check-production-tree: validate, test and serve work without devDependencies"
     exit 0
   fi
   if ! kill -0 "$pid" 2>/dev/null; then break; fi
