@@ -32,6 +32,7 @@ beforeAll(async () => {
   browser = await launchBrowser();
   context = await newContext(browser, s.url);
   page = await context.newPage();
+  await signIn(page);
 });
 afterAll(async () => {
   await browser?.close();
