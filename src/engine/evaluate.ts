@@ -4,6 +4,7 @@
  */
 import type { ValueTemplate } from '../definition/types.js';
 import { describeLocation } from '../definition/schema-validator.js';
+import { ExpressionLimitError, guardExpression } from './expression-guard.js';
 
 /** The bindings of PRODUCT.md §4: `$` is `$trigger`. */
 export interface Scope {
@@ -67,11 +68,12 @@ export async function evaluateTemplate(t: ValueTemplate, scope: Scope): Promise<
       if (scope.index !== undefined) bindings.index = scope.index;
       try {
         const input = 'input' in scope ? scope.input : scope.trigger;
+        guardExpression(t.expression);
         return toPlain(await t.expression.evaluate(input, bindings));
       } catch (err) {
         const e = err as { message?: string; code?: string };
         const where = `${describeLocation(t.pointer)} (line ${t.position.line}, column ${t.position.column})`;
-        const guard = ['D1011', 'D1012', 'D2014', 'D2015'].includes(e.code ?? '') || err instanceof RangeError;
+        const guard = ['D1011', 'D1012', 'D2014', 'D2015'].includes(e.code ?? '') || err instanceof RangeError || err instanceof ExpressionLimitError;
         throw new EvaluationError(
           `expression ${guard ? 'exceeded a guardrail' : 'failed'} at ${where}: ${e.message ?? String(err)}`,
           t.pointer,

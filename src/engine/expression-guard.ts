@@ -1,0 +1,181 @@
+/**
+ * Keeps one expression from taking the process down. JSONata's own guardrails (timeout, stack
+ * depth, sequence size; see `expressionLimits`) are checked between evaluation steps only, never
+ * inside a native function, so three natives that do far more work than their input suggests are
+ * replaced here, and heap growth is watched between steps:
+ *
+ * - `$sort`: JSONata's merge sort copies the rest of the array at every comparison (quadratic
+ *   memory: 20k numbers took 2.4 s and 850 MB, 100k killed the process). Replaced by a stable
+ *   O(n log n) sort; a comparator function is awaited per comparison, so the timeout applies.
+ * - `$distinct`: compares every pair (60k items took 5 s). Replaced by one pass keyed on a
+ *   canonical form of each value (same equality as JSONata's deep-equals).
+ * - `$pad`: builds a string as wide as asked (`$pad('', 1e8)`: 8.6 s, 2 GB). Widths above
+ *   `GUARD_LIMITS.maxPadWidth` are refused.
+ * - sizes: `$sort` and `$distinct` refuse inputs above the sequence limit.
+ * - memory: between steps the heap is sampled (every `HEAP_SAMPLE_MS`); an evaluation whose heap growth
+ *   passes `GUARD_LIMITS.maxHeapGrowthBytes`, or that runs while the heap is past
+ *   `GUARD_LIMITS.maxHeapFraction` of its limit, is stopped.
+ *
+ * Why not a worker thread per evaluation: measured in docs/authoring.md "Limits" (a round trip
+ * costs ~5× an in-process evaluation of a small expression and milliseconds for a large trigger).
+ */
+import { getHeapStatistics } from 'node:v8';
+import jsonata, { type Expression, type Focus as JsonataFocus } from 'jsonata';
+import { expressionLimits } from '../definition/templates.js';
+
+export const GUARD_LIMITS = {
+  /** `$pad` widths above this are refused (characters). */
+  maxPadWidth: 1_000_000,
+  /** Items `$sort` and `$distinct` accept (JSONata's sequence limit). */
+  maxItems: expressionLimits.sequence,
+  /** Heap growth one evaluation may cause before it is stopped. */
+  maxHeapGrowthBytes: 256 * 1024 * 1024,
+  /** Past this fraction of the heap limit every evaluation is stopped (the process comes first). */
+  maxHeapFraction: 0.8,
+};
+
+/**
+ * Milliseconds between two heap samples of one evaluation (a sample costs about a microsecond;
+ * sampling by time, not by step count, also catches few steps that each allocate a lot).
+ */
+const HEAP_SAMPLE_MS = 5;
+
+/** A guardrail of ours (JSONata's own use codes D1011, D1012, D2014, D2015). */
+export class ExpressionLimitError extends Error {
+  readonly code = 'HCM_LIMIT';
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExpressionLimitError';
+  }
+}
+
+type Comparator = (a: unknown, b: unknown) => unknown;
+/** What JSONata passes as `this` to a native function (the part used here). */
+interface Focus {
+  createSequence?: () => unknown[];
+}
+interface GuardState {
+  hcmSampledAt?: number;
+  hcmHeapStart?: number;
+}
+
+// JSONata's own $pad, called after the width check (same code-point semantics).
+const originalPad = (await jsonata('$pad').evaluate(null)) as { implementation: (...args: unknown[]) => unknown };
+
+const guarded = new WeakSet<Expression>();
+
+/** Installs the bounded natives and the heap watch on a compiled expression (once per expression). */
+export function guardExpression(expression: Expression): void {
+  if (guarded.has(expression)) return;
+  guarded.add(expression);
+  // Same signatures as JSONata's built-ins, so argument checks and errors stay the same.
+  const native = (f: (this: Focus, ...args: never[]) => unknown) => f as unknown as (this: JsonataFocus, ...args: unknown[]) => unknown;
+  expression.registerFunction('sort', native(boundedSort), '<af?:a>');
+  expression.registerFunction('distinct', native(boundedDistinct), '<x:x>');
+  expression.registerFunction('pad', native(boundedPad), '<s-ns?:s>');
+  // JSONata calls this before every evaluation step.
+  expression.assign(Symbol.for('jsonata.__evaluate_entry') as unknown as string, watchHeap);
+}
+
+function watchHeap(_expr: unknown, _input: unknown, environment: { base: GuardState }): void {
+  const state = environment.base;
+  const now = Date.now();
+  if (state.hcmSampledAt !== undefined && now - state.hcmSampledAt < HEAP_SAMPLE_MS) return;
+  state.hcmSampledAt = now;
+  const heap = getHeapStatistics();
+  if (state.hcmHeapStart === undefined) {
+    state.hcmHeapStart = heap.used_heap_size;
+    return;
+  }
+  if (heap.used_heap_size - state.hcmHeapStart > GUARD_LIMITS.maxHeapGrowthBytes) {
+    throw new ExpressionLimitError(`the expression used more than ${mib(GUARD_LIMITS.maxHeapGrowthBytes)} of memory and was stopped`);
+  }
+  if (heap.used_heap_size > heap.heap_size_limit * GUARD_LIMITS.maxHeapFraction) {
+    throw new ExpressionLimitError(`the process is low on memory (${mib(heap.used_heap_size)} of ${mib(heap.heap_size_limit)} in use); the expression was stopped`);
+  }
+}
+
+function mib(bytes: number): string {
+  return `${Math.round(bytes / (1024 * 1024))} MiB`;
+}
+
+function checkItems(name: string, arr: unknown[]): void {
+  if (arr.length > GUARD_LIMITS.maxItems) {
+    throw new ExpressionLimitError(`$${name} of ${arr.length} items is above the limit of ${GUARD_LIMITS.maxItems}`);
+  }
+}
+
+async function boundedSort(this: Focus, arr: unknown[] | undefined, comparator?: Comparator): Promise<unknown[] | undefined> {
+  if (arr === undefined) return undefined;
+  if (arr.length <= 1) return arr;
+  checkItems('sort', arr);
+  if (comparator === undefined) {
+    const numbers = arr.every((v) => typeof v === 'number' && Number.isFinite(v));
+    if (!numbers && !arr.every((v) => typeof v === 'string')) {
+      // JSONata's own error (message filled in from its code).
+      throw { code: 'D3070', stack: new Error().stack, index: 1 };
+    }
+    // Array.prototype.sort is stable, like JSONata's merge sort.
+    return arr.slice().sort((a, b) => ((a as number) > (b as number) ? 1 : (a as number) < (b as number) ? -1 : 0));
+  }
+  return mergeSort(arr.slice(), comparator);
+}
+
+/**
+ * Bottom-up stable merge sort with an async comparator: `comparator(a, b)` true means b goes
+ * first (JSONata's convention). O(n log n) comparisons, two arrays of n.
+ */
+async function mergeSort(items: unknown[], comparator: Comparator): Promise<unknown[]> {
+  let src = items;
+  let dst = new Array<unknown>(items.length);
+  for (let width = 1; width < src.length; width *= 2) {
+    for (let lo = 0; lo < src.length; lo += 2 * width) {
+      const mid = Math.min(lo + width, src.length);
+      const hi = Math.min(lo + 2 * width, src.length);
+      let i = lo;
+      let j = mid;
+      let k = lo;
+      while (i < mid && j < hi) {
+        if (await comparator(src[i], src[j])) dst[k++] = src[j++];
+        else dst[k++] = src[i++];
+      }
+      while (i < mid) dst[k++] = src[i++];
+      while (j < hi) dst[k++] = src[j++];
+    }
+    [src, dst] = [dst, src];
+  }
+  return src;
+}
+
+function boundedDistinct(this: Focus, arr: unknown): unknown {
+  if (!Array.isArray(arr) || arr.length <= 1) return arr;
+  checkItems('distinct', arr);
+  const seen = new Set<string>();
+  const out = (arr as { sequence?: boolean }).sequence && this.createSequence ? this.createSequence() : [];
+  for (const value of arr) {
+    const key = canonical(value);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(value);
+  }
+  return out;
+}
+
+/** A string equal for two values exactly when JSONata's deep-equals says they are equal. */
+function canonical(value: unknown): string {
+  if (value === null || typeof value !== 'object') {
+    // Functions and NaN are never equal to anything else in deep-equals: keep each one.
+    if (typeof value === 'function' || (typeof value === 'number' && Number.isNaN(value))) return `u:${Math.random()}`;
+    return typeof value === 'string' ? JSON.stringify(value) : `${typeof value}:${String(value)}`;
+  }
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  const keys = Object.getOwnPropertyNames(value).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
+}
+
+function boundedPad(this: Focus, str: string | undefined, width: number, char?: string): unknown {
+  if (Math.abs(Math.trunc(width)) > GUARD_LIMITS.maxPadWidth) {
+    throw new ExpressionLimitError(`$pad width ${width} is above the limit of ${GUARD_LIMITS.maxPadWidth} characters`);
+  }
+  return originalPad.implementation.call(this, str, width, char);
+}
