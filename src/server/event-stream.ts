@@ -47,7 +47,7 @@ function stream(runtime: Runtime, c: Context, subscribe: (send: (event: string, 
   const open = openStreams.get(runtime) ?? 0;
   if (open >= MAX_STREAMS) throw new ApiError(503, `too many open event streams (limit ${MAX_STREAMS}); close some console tabs or retry later`, { 'retry-after': '5' });
   openStreams.set(runtime, open + 1);
-  return streamSSE(c, async (sse: SSEStreamingApi) => {
+  const response = streamSSE(c, async (sse: SSEStreamingApi) => {
     let finish!: () => void;
     const ended = new Promise<void>((r) => (finish = r));
     // Writes are chained so events keep their order even when the client reads slowly.
@@ -73,4 +73,8 @@ function stream(runtime: Runtime, c: Context, subscribe: (send: (event: string, 
       runtime.off('stopping', finish);
     }
   });
+  // The connection is not reused after a stream: when shutdown ends the stream, the socket closes
+  // at once instead of idling until the keep-alive timeout and holding the server's close open.
+  response.headers.set('connection', 'close');
+  return response;
 }

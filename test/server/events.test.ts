@@ -104,6 +104,24 @@ describe('GET /api/integrations/{name}/captures/stream', () => {
   });
 });
 
+describe('shutdown', () => {
+  it('ends open streams, so the server closes without waiting out its grace period', async () => {
+    const other = await startTestServer({ shutdownGraceMs: 60_000 });
+    const res = await fetch(`${other.url}/api/events`, { headers: { authorization: `Bearer ${ADMIN}` } });
+    // Not kept alive after the stream: the socket closes with it.
+    expect(res.headers.get('connection')).toBe('close');
+    const reader = res.body!.getReader();
+    await reader.read(); // ready
+    const ended = (async () => {
+      for (;;) if ((await reader.read()).done) return true;
+    })();
+    // A 60 s grace period: without the stream ending, this would outlast the test's timeout.
+    await other.close();
+    expect(await ended).toBe(true);
+    other.data.remove();
+  });
+});
+
 describe('GET /api/connections', () => {
   it('lists each OAuth connection with its state and never a token', async () => {
     const r = await s.api('GET', '/connections');
