@@ -48,6 +48,7 @@ async function copy(text, button) {
 // <div hidden data-live-events=URL data-live-refresh="id1 id2" [data-live-execution=ID]>: on each
 // event from URL (and once when the stream opens, so nothing between page load and subscription
 // is missed) the elements with those ids are replaced by their current version from the server.
+const MIN_REFRESH_GAP_MS = 250;
 for (const spec of document.querySelectorAll('[data-live-events]')) live(spec);
 
 function live(spec) {
@@ -66,6 +67,7 @@ function live(spec) {
     try {
       do {
         again = false;
+        const started = Date.now();
         const res = await fetch(location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin' });
         if (!res.ok) return;
         const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
@@ -73,6 +75,8 @@ function live(spec) {
         // The new page no longer wants this stream (e.g. the execution finished): close it.
         const stillLive = [...doc.querySelectorAll('[data-live-events]')].some((s) => s.dataset.liveEvents === spec.dataset.liveEvents);
         if (!stillLive) source.close();
+        // A burst of events (a busy runner) re-reads the page at most about four times a second.
+        if (again) await new Promise((resolve) => setTimeout(resolve, Math.max(0, MIN_REFRESH_GAP_MS - (Date.now() - started))));
       } while (again);
     } finally {
       running = false;
