@@ -8,6 +8,7 @@ import { openStore } from '../store/open.js';
 import { startServer } from '../server/index.js';
 import { isWebhookLike } from '../runtime/runtime.js';
 import { missingEnvProblems } from '../runtime/missing-env.js';
+import { parseHeaderList } from '../triggers/webhook/limits.js';
 import { intFlag, parse, UsageError } from './args.js';
 import { forgetPreviousSandboxTokens, startLocalSandbox } from './local-sandbox.js';
 
@@ -30,6 +31,13 @@ Runs the runtime: webhook URLs, schedules and polls, the admin API, health and m
                           executions of one integration at once (default 4)
   --backlog N             queued executions before webhooks get 429 (default 1000)
   --retention-days N      days finished executions are kept (default 14; 0 = forever)
+  --allow-private-network let core.http call private and loopback addresses (10/8, 172.16/12,
+                          192.168/16, 127/8, ::1 …; default $HCM_RUNNER_ALLOW_PRIVATE_NETWORK,
+                          on with --sandbox); link-local and cloud metadata addresses stay refused
+  --max-multipart-parts N parts of one multipart webhook body before 413 (default
+                          $HCM_RUNNER_MAX_MULTIPART_PARTS or 1000)
+  --redact-headers LIST   comma-separated caller headers redacted in $trigger.headers, added to
+                          authorization, cookie, x-api-key … (default $HCM_RUNNER_REDACT_HEADERS)
 Environment: HCM_RUNNER_ADMIN_TOKEN (admin API bearer token; when unset, one is created once into
 DIR/admin-token of --data, mode 0600, and reused), HCM_RUNNER_LOG_FORMAT (json or pretty; default
 pretty when stdout is a terminal),
@@ -51,6 +59,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
       'integration-concurrency': { type: 'string' },
       backlog: { type: 'string' },
       'retention-days': { type: 'string' },
+      'allow-private-network': { type: 'boolean' },
+      'max-multipart-parts': { type: 'string' },
+      'redact-headers': { type: 'string' },
     },
     serveUsage,
   );
@@ -98,6 +109,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
       retentionDays,
       shutdownGraceMs: graceMs,
       env,
+      // Unset flags fall back to the environment (startServer reads it).
+      allowPrivateNetwork: values['allow-private-network'] || values.sandbox ? true : undefined,
+      maxMultipartParts: values['max-multipart-parts'] === undefined ? undefined : intFlag(values['max-multipart-parts'] as string, 'max-multipart-parts', 1000) || 1,
+      redactHeaders: values['redact-headers'] === undefined ? undefined : parseHeaderList(values['redact-headers'] as string),
     });
   } catch (err) {
     await sandbox?.close();

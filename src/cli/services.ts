@@ -14,6 +14,9 @@ export async function localServices(dataDir: string, databaseUrl = process.env.D
   return {
     tokens: store.tokens,
     publicUrl: process.env.HCM_RUNNER_PUBLIC_URL ?? 'http://127.0.0.1:8080',
+    // `run` is local development with a payload the developer chose: core.http may call local
+    // fakes and services. Link-local and metadata addresses stay refused (docs/authoring.md, core.http).
+    allowPrivateNetwork: true,
     close: () => store.close(),
   };
 }

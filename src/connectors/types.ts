@@ -104,6 +104,11 @@ export interface RuntimeServices {
   publicUrl: string;
   /** Largest HTTP response body a step may read (default 16 MiB; HCM_RUNNER_MAX_RESULT_BYTES). See result-limit.ts. */
   maxResultBytes?: number;
+  /**
+   * Whether core.http may connect to private and loopback addresses (default no; link-local and
+   * cloud metadata addresses are refused either way). See `outbound-policy.ts`.
+   */
+  allowPrivateNetwork?: boolean;
 }
 
 /** Everything an action sees while it runs. */

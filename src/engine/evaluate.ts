@@ -91,7 +91,11 @@ export function toPlain(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     const p = toPlain(v);
-    if (p !== undefined) out[k] = p;
+    // A key named `__proto__` (from a caller's field or part name) is data: assigning it would
+    // set the object's prototype instead (or be dropped), so it is defined as an own property.
+    if (p === undefined) continue;
+    if (k === '__proto__') Object.defineProperty(out, k, { value: p, enumerable: true, writable: true, configurable: true });
+    else out[k] = p;
   }
   return out;
 }

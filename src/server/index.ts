@@ -17,6 +17,7 @@ import type { DispatcherLimits } from '../runtime/dispatcher.js';
 import type { ExecutionQueue } from '../runtime/queue.js';
 import type { RegistryEntry } from '../runtime/registry.js';
 import { Runtime } from '../runtime/runtime.js';
+import { intakeLimits, parseHeaderList } from '../triggers/webhook/limits.js';
 import { loadOrCreateAdminToken } from './admin-token.js';
 import { createApp } from './app.js';
 import { createLogger } from './logger.js';
@@ -59,6 +60,15 @@ export interface ServerOptions {
   pgQueue?: Partial<Omit<PgQueueOptions, 'store' | 'logger'>>;
   /** Named in every log line (default HCM_RUNNER_REPLICA_ID; on PostgreSQL else host:pid). */
   replicaId?: string;
+  /**
+   * Whether core.http may call private and loopback addresses (default HCM_RUNNER_ALLOW_PRIVATE_NETWORK;
+   * link-local and metadata addresses are refused either way). docs/server.md "Outbound policy".
+   */
+  allowPrivateNetwork?: boolean;
+  /** Parts of one multipart body (default HCM_RUNNER_MAX_MULTIPART_PARTS, else 1000). */
+  maxMultipartParts?: number;
+  /** Header names redacted in `$trigger.headers` besides the built-in list (default HCM_RUNNER_REDACT_HEADERS). */
+  redactHeaders?: string[];
 }
 
 export interface RunningServer {
@@ -84,6 +94,12 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
 
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const env = opts.env ?? process.env;
+  // Settings first: a bad value fails before anything is opened.
+  const allowPrivateNetwork = opts.allowPrivateNetwork ?? envFlag(env.HCM_RUNNER_ALLOW_PRIVATE_NETWORK);
+  const intake = intakeLimits({
+    maxMultipartParts: opts.maxMultipartParts ?? positiveInt(env.HCM_RUNNER_MAX_MULTIPART_PARTS, 'HCM_RUNNER_MAX_MULTIPART_PARTS'),
+    redactHeaders: opts.redactHeaders ?? parseHeaderList(env.HCM_RUNNER_REDACT_HEADERS),
+  });
   let logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');
   const host = opts.host ?? '127.0.0.1';
   const store = opts.store ?? (await openStore({ dataDir: resolve(opts.dataDir ?? 'data'), databaseUrl: opts.databaseUrl, secret: opts.secret }));
@@ -146,6 +162,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     env,
     logger,
     queue: opts.queue ?? pgQueue,
+    allowPrivateNetwork,
+    intake,
   });
   const metrics = createMetrics(runtime);
   const app = createApp(runtime, { adminToken, metrics });
@@ -186,4 +204,16 @@ function closeHttp(server: ServerType, graceMs = 0): Promise<void> {
     const t = setTimeout(() => s.closeAllConnections?.(), graceMs);
     t.unref();
   });
+}
+
+/** `1`, `true`, `yes` (any case) turn an environment switch on. */
+function envFlag(value: string | undefined): boolean {
+  return /^(1|true|yes)$/i.test(value?.trim() ?? '');
+}
+
+function positiveInt(value: string | undefined, name: string): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number ≥ 1, got "${value}"`);
+  return n;
 }

@@ -17,7 +17,8 @@ export function compile(yaml: string): CompiledIntegration {
 }
 
 export function testServices(): RuntimeServices {
-  return { tokens: new FileTokenStore(mkdtempSync(join(tmpdir(), 'hcm-tokens-'))), publicUrl: 'http://127.0.0.1:0' };
+  // Tests call small fakes on loopback: allowed here, as `serve --allow-private-network` does.
+  return { tokens: new FileTokenStore(mkdtempSync(join(tmpdir(), 'hcm-tokens-'))), publicUrl: 'http://127.0.0.1:0', allowPrivateNetwork: true };
 }
 
 /** Runs a webhook integration with `payload` as its JSON body. */

@@ -66,6 +66,7 @@ export async function startCluster(opts: { dir: string; replicas: number; env?: 
         HCM_RUNNER_LOG_LEVEL: 'info',
         HCM_RUNNER_LEASE_SECONDS: '3',
         HCM_RUNNER_SHUTDOWN_GRACE_MS: '1000',
+        HCM_RUNNER_ALLOW_PRIVATE_NETWORK: '1', // core.http steps call fakes on loopback
         ...extra,
       },
       stdio: ['ignore', 'pipe', 'pipe'],

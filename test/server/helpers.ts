@@ -69,6 +69,8 @@ export async function startTestServer(opts: Partial<ServerOptions> & { slowUrl?:
     logLevel: 'silent',
     retentionDays: 0,
     shutdownGraceMs: 2000,
+    // core.http steps call fakes on loopback (tests of the outbound policy pass false).
+    allowPrivateNetwork: true,
     ...opts,
     env: { ...process.env, SLOW_URL: opts.slowUrl ?? 'http://127.0.0.1:9/unused', TEST_SIGNING_SECRET: SIGNING_SECRET, ...opts.env },
   });

@@ -77,6 +77,7 @@ async function setup(): Promise<Env> {
         logLevel: 'silent',
         retentionDays: 0,
         shutdownGraceMs: 1000,
+        allowPrivateNetwork: true, // the third-party fake listens on loopback
         env: { ...process.env, THIRD_PARTY_URL: api.url },
       });
       let closed = false;

@@ -38,7 +38,8 @@ export interface TestRuntime {
 export async function startRuntime(dir: string, dataDir: string, start: string | Date, opts: Partial<RuntimeOptions> = {}): Promise<TestRuntime> {
   const store = opts.store ?? (await openStore({ dataDir, secret: 'trigger-tests' }));
   const clock = (opts.clock as ManualClock | undefined) ?? new ManualClock(start);
-  const runtime = new Runtime({ dir, store, publicUrl: 'http://runner.test', watch: false, retentionDays: 0, ...opts, clock });
+  // allowPrivateNetwork: the third-party fakes of these tests listen on loopback.
+  const runtime = new Runtime({ dir, store, publicUrl: 'http://runner.test', watch: false, retentionDays: 0, allowPrivateNetwork: true, ...opts, clock });
   await runtime.start();
   const settle = async () => {
     await runtime.triggers.idle();

@@ -29,6 +29,7 @@ async function start(env: Record<string, string> = {}): Promise<{ server: Runnin
     logLevel: 'silent',
     retentionDays: 0,
     shutdownGraceMs: 1000,
+    allowPrivateNetwork: true, // a core.http step calls a fake on loopback
     env: { ...process.env, ...env },
   });
   cleanups.push(() => server.close(500));

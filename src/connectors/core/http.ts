@@ -11,6 +11,7 @@ import type { ActionContext } from '../types.js';
 import { keyValuePairs } from '../key-value.js';
 import { retryDelay } from '../http-retry.js';
 import { maxResultBytes, readLimited } from '../result-limit.js';
+import { outboundDispatcher, outboundRefusal } from '../outbound-policy.js';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
 
@@ -44,6 +45,8 @@ export async function coreHttp(inputs: Record<string, unknown>, ctx: ActionConte
         headers,
         body,
         signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]),
+        // Checks every address dialled against the outbound policy (../outbound-policy.ts).
+        dispatcher: outboundDispatcher(ctx.services.allowPrivateNetwork === true),
       });
       // Streamed and counted: past the step result limit the request is cancelled (../result-limit.ts).
       const bytes = await readLimited(res.body, res.headers, maxResultBytes(ctx.services), `${inputs.method ?? 'GET'} ${url.origin}${url.pathname}`);
@@ -62,6 +65,9 @@ export async function coreHttp(inputs: Record<string, unknown>, ctx: ActionConte
     } catch (err) {
       if (err instanceof ActionError && (err.details.status === undefined || attempt >= maxRetries || !(err.details.status >= 500 || inputs.retryOnAllErrors))) throw err;
       if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : err;
+      const refused = outboundRefusal(err);
+      // A policy refusal is the same on every attempt: fail the step now, naming address and flag.
+      if (refused) throw new ActionError(`${inputs.method ?? 'GET'} ${url.origin}${url.pathname}: ${refused.message}`, { code: 'outbound_refused', retryable: false });
       failure =
         err instanceof ActionError
           ? err

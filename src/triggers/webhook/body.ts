@@ -1,10 +1,16 @@
 /**
- * The body part of `$trigger` (PRODUCT §5 mapping table). Malformed JSON (a JSON body or a
- * JSON-typed multipart part) is a 400 for the caller and creates no execution.
+ * The body part of `$trigger` (the mapping table in docs/authoring.md "webhook"). Malformed or
+ * too deeply nested JSON (a JSON body or a JSON-typed multipart part) is a 400 for the caller and
+ * creates no execution; so is malformed multipart, and too many parts is a 413.
+ *
+ * Every object built here from caller-chosen names (form fields, part names, query parameters)
+ * has no prototype: a field named `constructor` or `__proto__` is a plain value like any other.
  */
 import { binaryFromBytes } from '../../common/binary.js';
 import { decodeText, isJsonType, isTextType, isValidUtf8, parseContentType } from './content-type.js';
-import { MultipartError, parseMultipart } from './multipart.js';
+import { parseJsonBounded } from './json.js';
+import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from './limits.js';
+import { MultipartError, parseMultipart, TooManyPartsError } from './multipart.js';
 import { WebhookRejection } from './request.js';
 
 export interface BodyParts {
@@ -12,19 +18,19 @@ export interface BodyParts {
   rawBody?: { data: string; contentType: string };
 }
 
-export function mapBody(rawBody: Buffer, contentTypeHeader: string | undefined): BodyParts {
+export function mapBody(rawBody: Buffer, contentTypeHeader: string | undefined, limits: IntakeLimits = DEFAULT_INTAKE_LIMITS): BodyParts {
   // No body at all (GET, DELETE, empty POST): neither body nor rawBody.
   if (rawBody.length === 0) return {};
   const contentType = contentTypeHeader ?? '';
   const { mediaType, params } = parseContentType(contentType);
 
-  if (isJsonType(mediaType)) return { body: { data: parseJson(decodeText(rawBody, params.charset), 'the request body'), contentType } };
+  if (isJsonType(mediaType)) return { body: { data: parseJsonBounded(decodeText(rawBody, params.charset), limits.maxJsonDepth, 'the request body'), contentType } };
 
   if (mediaType === 'application/x-www-form-urlencoded') {
     return { body: { data: queryToObject(rawBody.toString('utf8')), contentType } };
   }
 
-  if (mediaType === 'multipart/form-data') return { body: { data: mapMultipart(rawBody, params.boundary ?? ''), contentType } };
+  if (mediaType === 'multipart/form-data') return { body: { data: mapMultipart(rawBody, params.boundary ?? '', limits), contentType } };
 
   if (isTextType(mediaType) || (mediaType === '' && isValidUtf8(rawBody))) {
     return { rawBody: { data: decodeText(rawBody, params.charset), contentType } };
@@ -35,22 +41,25 @@ export function mapBody(rawBody: Buffer, contentTypeHeader: string | undefined):
   return { body: { data: file, contentType: file.contentType }, rawBody: { data: file.base64, contentType: file.contentType } };
 }
 
-function mapMultipart(rawBody: Buffer, boundary: string): Record<string, unknown> {
+function mapMultipart(rawBody: Buffer, boundary: string, limits: IntakeLimits): Record<string, unknown> {
   let parts;
   try {
-    parts = parseMultipart(rawBody, boundary);
+    parts = parseMultipart(rawBody, boundary, limits.maxMultipartParts);
   } catch (err) {
+    if (err instanceof TooManyPartsError) {
+      throw new WebhookRejection(413, `multipart/form-data body has more than ${err.limit} parts; send fewer parts (the server's limit is --max-multipart-parts)`, { connection: 'close' });
+    }
     if (err instanceof MultipartError) throw new WebhookRejection(400, `malformed multipart/form-data body: ${err.message}`);
     throw err;
   }
-  const data: Record<string, unknown> = {};
+  const data = new NamedValues();
   for (const part of parts) {
     const { mediaType, params } = parseContentType(part.contentType);
     let value: unknown;
     if (part.filename !== undefined) {
       value = binaryFromBytes(part.data, part.contentType ?? 'application/octet-stream', part.filename);
     } else if (isJsonType(mediaType)) {
-      value = { data: parseJson(decodeText(part.data, params.charset), `multipart part "${part.name}"`), contentType: part.contentType };
+      value = { data: parseJsonBounded(decodeText(part.data, params.charset), limits.maxJsonDepth, `multipart part "${part.name}"`), contentType: part.contentType };
     } else if (mediaType === '' || isTextType(mediaType)) {
       value = { data: decodeText(part.data, params.charset), contentType: part.contentType ?? 'text/plain' };
     } else {
@@ -58,31 +67,35 @@ function mapMultipart(rawBody: Buffer, boundary: string): Record<string, unknown
       value = binaryFromBytes(part.data, part.contentType!);
     }
     // Repeated part names collect into an array, like repeated query parameters.
-    if (part.name in data) {
-      const prev = data[part.name];
-      data[part.name] = Array.isArray(prev) ? [...prev, value] : [prev, value];
-    } else data[part.name] = value;
+    data.add(part.name, value);
   }
-  return data;
+  return data.toObject();
 }
 
-function parseJson(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new WebhookRejection(400, `malformed JSON in ${what}: ${(err as Error).message}`);
+/**
+ * Name → value in a prototype-free object (every name, `__proto__` and `constructor` included, is
+ * an own key); a repeated name collects its values into an array in arrival order. Appending is
+ * O(1) per value, so many parts or fields with one name stay linear. No value added here is
+ * itself an array, so an array always means "repeated".
+ */
+class NamedValues<T = unknown> {
+  private readonly out = Object.create(null) as Record<string, T | T[]>;
+
+  add(name: string, value: T): void {
+    const prev = this.out[name];
+    if (!(name in this.out)) this.out[name] = value;
+    else if (Array.isArray(prev)) prev.push(value);
+    else this.out[name] = [prev as T, value];
+  }
+
+  toObject(): Record<string, T | T[]> {
+    return this.out;
   }
 }
 
-/** `a=1&b=2&b=3` → `{a: '1', b: ['2', '3']}`. */
+/** `a=1&b=2&b=3` → `{a: '1', b: ['2', '3']}` (a prototype-free object). */
 export function queryToObject(query: string): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  if (!query) return out;
-  for (const [k, v] of new URLSearchParams(query)) {
-    const prev = out[k];
-    if (prev === undefined) out[k] = v;
-    else if (Array.isArray(prev)) prev.push(v);
-    else out[k] = [prev, v];
-  }
-  return out;
+  const out = new NamedValues<string>();
+  if (query) for (const [k, v] of new URLSearchParams(query)) out.add(k, v);
+  return out.toObject();
 }

@@ -7,9 +7,10 @@ export interface ParsedContentType {
 }
 
 export function parseContentType(value: string | undefined): ParsedContentType {
-  if (!value) return { mediaType: '', params: {} };
+  // No prototype: parameter names are the caller's choice (`__proto__=…` is just a parameter).
+  const params = Object.create(null) as Record<string, string>;
+  if (!value) return { mediaType: '', params };
   const [type, ...rest] = value.split(';');
-  const params: Record<string, string> = {};
   for (const p of rest) {
     const eq = p.indexOf('=');
     if (eq < 0) continue;

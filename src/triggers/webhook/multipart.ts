@@ -14,10 +14,21 @@ export interface MultipartPart {
 
 export class MultipartError extends Error {}
 
+/** More parts than the server allows; thrown as soon as the limit is passed, before parsing the rest. */
+export class TooManyPartsError extends MultipartError {
+  constructor(readonly limit: number) {
+    super(`more than ${limit} parts`);
+  }
+}
+
 const CRLF = Buffer.from('\r\n');
 const HEADER_END = Buffer.from('\r\n\r\n');
 
-export function parseMultipart(body: Buffer, boundary: string): MultipartPart[] {
+/**
+ * One pass over the body: each search starts where the previous one ended, so the work is linear
+ * in the body's size whatever the parts look like.
+ */
+export function parseMultipart(body: Buffer, boundary: string, maxParts = Infinity): MultipartPart[] {
   if (!boundary) throw new MultipartError('multipart/form-data without a boundary parameter');
   const delimiter = Buffer.from(`--${boundary}`);
   const next = Buffer.from(`\r\n--${boundary}`);
@@ -28,6 +39,7 @@ export function parseMultipart(body: Buffer, boundary: string): MultipartPart[] 
   for (;;) {
     // After a delimiter: "--" ends the body, otherwise optional whitespace then CRLF.
     if (body[pos] === 0x2d && body[pos + 1] === 0x2d) return parts;
+    if (parts.length >= maxParts) throw new TooManyPartsError(maxParts);
     const lineEnd = body.indexOf(CRLF, pos);
     if (lineEnd < 0) throw new MultipartError('multipart body ends inside a part');
     pos = lineEnd + 2;
@@ -35,7 +47,7 @@ export function parseMultipart(body: Buffer, boundary: string): MultipartPart[] 
     let headers: Record<string, string>;
     let dataStart: number;
     if (headerEnd === pos - 2) {
-      headers = {};
+      headers = Object.create(null) as Record<string, string>;
       dataStart = pos + 2;
     } else {
       if (headerEnd < 0) throw new MultipartError('multipart part without a header block');
@@ -55,7 +67,8 @@ export function parseMultipart(body: Buffer, boundary: string): MultipartPart[] 
 }
 
 function parseHeaders(block: string): Record<string, string> {
-  const headers: Record<string, string> = {};
+  // No prototype: a part header line is the caller's choice of name.
+  const headers = Object.create(null) as Record<string, string>;
   for (const line of block.split('\r\n')) {
     const colon = line.indexOf(':');
     if (colon > 0) headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();

@@ -1,5 +1,6 @@
-/** `$trigger` for a webhook request (PRODUCT §5 mapping table). */
+/** `$trigger` for a webhook request (the mapping table in docs/authoring.md "webhook"). */
 import { mapBody, queryToObject } from './body.js';
+import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from './limits.js';
 import type { WebhookRequest } from './request.js';
 
 export interface WebhookUrls {
@@ -19,32 +20,27 @@ export interface WebhookTriggerData {
   receivedAt: string;
 }
 
-/**
- * Headers that carry credentials. PRODUCT §7 says Authorization headers never appear in
- * execution records, and `$trigger` is part of the record, so their values are replaced.
- */
-const REDACTED_HEADERS = new Set(['authorization', 'proxy-authorization']);
 export const REDACTED = '[redacted]';
 
-export function redactHeaders(headers: Record<string, string>): Record<string, string> {
-  let out = headers;
-  for (const name of REDACTED_HEADERS) {
-    if (name in headers) {
-      if (out === headers) out = { ...headers };
-      out[name] = REDACTED;
-    }
-  }
+/**
+ * The caller's headers as `$trigger.headers`: a prototype-free copy (a header is the caller's
+ * choice of name) with the values of credential headers (`limits.redactedHeaders`) replaced.
+ */
+export function redactHeaders(headers: Record<string, string>, redacted: ReadonlySet<string> = DEFAULT_INTAKE_LIMITS.redactedHeaders): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const name in headers) out[name] = redacted.has(name) ? REDACTED : headers[name]!;
   return out;
 }
 
-/** Throws WebhookRejection(400) for malformed JSON or multipart bodies. */
+/** Throws WebhookRejection (400, 413) for malformed, too deep or too many-parted bodies. */
 export function buildWebhookTrigger(
   req: WebhookRequest,
   ctx: { webhookUrls: WebhookUrls; executionId: string; receivedAt: string },
+  limits: IntakeLimits = DEFAULT_INTAKE_LIMITS,
 ): WebhookTriggerData {
-  const { body, rawBody } = mapBody(req.rawBody, req.headers['content-type']);
+  const { body, rawBody } = mapBody(req.rawBody, req.headers['content-type'], limits);
   const trigger: WebhookTriggerData = {
-    headers: redactHeaders(req.headers),
+    headers: redactHeaders(req.headers, limits.redactedHeaders),
     queryParameters: queryToObject(req.query),
     pathFragment: req.pathFragment,
     method: req.method,

@@ -1,0 +1,48 @@
+/**
+ * JSON from callers, parsed with a bound on nesting. `JSON.parse` itself copes with deep input,
+ * but whatever walks the value afterwards (expressions, the execution record, the store) recurses
+ * and runs out of stack on a few thousand levels; so depth is checked first, in one linear pass.
+ */
+import { WebhookRejection } from './request.js';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_BRACKET = 0x5b;
+const OPEN_BRACE = 0x7b;
+const CLOSE_BRACKET = 0x5d;
+const CLOSE_BRACE = 0x7d;
+
+/** Parses `text`; malformed JSON or nesting deeper than `maxDepth` is a 400 naming `what`. */
+export function parseJsonBounded(text: string, maxDepth: number, what: string): unknown {
+  // Fewer characters than the limit cannot nest deeper than it.
+  if (text.length > maxDepth && nestingExceeds(text, maxDepth)) {
+    throw new WebhookRejection(400, `${what} nests arrays and objects more than ${maxDepth} levels deep; flatten it (the limit is fixed, see docs/server.md "Intake limits")`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new WebhookRejection(400, `malformed JSON in ${what}: ${(err as Error).message}`);
+  }
+}
+
+/** Whether brackets outside strings nest deeper than `maxDepth` (malformed text is left to JSON.parse). */
+export function nestingExceeds(text: string, maxDepth: number): boolean {
+  let depth = 0;
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      // Skip the string: up to the next quote that is not escaped.
+      for (i++; i < n; i++) {
+        const s = text.charCodeAt(i);
+        if (s === BACKSLASH) i++;
+        else if (s === QUOTE) break;
+      }
+    } else if (c === OPEN_BRACKET || c === OPEN_BRACE) {
+      if (++depth > maxDepth) return true;
+    } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) {
+      depth--;
+    }
+  }
+  return false;
+}
