@@ -54,6 +54,7 @@ tbody tr:last-child td, tbody tr:last-child th { border-bottom: none; }
 table.urls th { width: 90px; font-weight: 600; }
 table.urls td:last-child { width: 80px; text-align: right; }
 .table-wrap { max-width: 100%; }
+a.id { font-size: 0.8rem; white-space: nowrap; }
 
 .badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 0.8rem; font-weight: 600; background: var(--idle-bg); color: var(--fg); white-space: nowrap; }
 .badge-ok, .badge-succeeded, .badge-authorized { background: var(--ok-bg); color: var(--ok); }

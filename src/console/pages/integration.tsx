@@ -297,10 +297,10 @@ function SavedPayloads(props: { base: string; payloads: SavedPayload[] }) {
 function requestLine(trigger: unknown): string {
   const t = trigger as { method?: unknown; pathFragment?: unknown; body?: { data?: unknown }; rawBody?: unknown } | undefined;
   if (t && typeof t === 'object' && typeof t.method === 'string') {
-    const body = t.body && typeof t.body === 'object' ? preview(t.body.data, 100) : typeof t.rawBody === 'string' ? preview(t.rawBody, 100) : '';
+    const body = t.body && typeof t.body === 'object' ? preview(t.body.data, 400) : typeof t.rawBody === 'string' ? preview(t.rawBody, 400) : '';
     return `${t.method}${typeof t.pathFragment === 'string' && t.pathFragment ? ` /${t.pathFragment}` : ''} ${body}`.trim();
   }
-  return preview(trigger, 100);
+  return preview(trigger, 400);
 }
 
 function defaultName(c: Capture): string {

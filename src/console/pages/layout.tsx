@@ -2,7 +2,7 @@
 import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { ExecutionSummary } from '../../store/types.js';
-import { formatDuration, formatTime, shortId } from '../format.js';
+import { formatDuration, formatTime } from '../format.js';
 
 export type Section = 'integrations' | 'executions' | 'connections';
 
@@ -119,8 +119,8 @@ export function ExecutionsTable(props: { id: string; label: string; executions: 
             {props.executions.map((e) => (
               <tr data-execution-id={e.id}>
                 <td>
-                  <a href={`/console/executions/${encodeURIComponent(e.id)}`} class="mono">
-                    {shortId(e.id)}
+                  <a href={`/console/executions/${encodeURIComponent(e.id)}`} class="mono id">
+                    {e.id}
                   </a>
                 </td>
                 {props.showIntegration && (
