@@ -26,6 +26,7 @@ import type {
   WebhookResponse,
 } from './types.js';
 import { joinPointer, type YamlSource } from './yaml-source.js';
+import { fileLimits, type FileLimits } from './limits.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -39,7 +40,7 @@ export interface CompileResult {
   problems: Problem[];
 }
 
-export function compileIntegration(src: YamlSource): CompileResult {
+export function compileIntegration(src: YamlSource, limits: FileLimits = fileLimits()): CompileResult {
   const problems = new ProblemSink(src);
   // YAML errors cascade: after the first one the parser's view of the file is unreliable.
   const firstSyntaxError = src.syntaxErrors[0];
@@ -51,11 +52,30 @@ export function compileIntegration(src: YamlSource): CompileResult {
     problems.add('', 'the file must be a YAML mapping with name, trigger and steps (see docs/authoring.md)');
     return { problems: problems.problems };
   }
+  // Before anything that grows with the step count: a 10,000-step file is refused, not compiled.
+  if (tooManySteps(doc, limits.maxSteps, problems)) return { problems: problems.problems };
   for (const p of validateAgainstSchema(doc)) problems.add(p.pointer, p.message, undefined, p.atKey ? 'key' : 'value');
 
   const c = new Compiler(src, problems, doc);
   const integration = c.compile();
   return problems.count ? { problems: problems.problems } : { integration, problems: [] };
+}
+
+/** Reports each step list longer than `max` at its first step past the limit. */
+function tooManySteps(doc: Obj, max: number, problems: ProblemSink): boolean {
+  const trigger = isObj(doc.trigger) ? doc.trigger : {};
+  const lists: Array<[string, unknown]> = [
+    ['/steps', doc.steps],
+    ['/trigger/subscribe', trigger.subscribe],
+    ['/trigger/unsubscribe', trigger.unsubscribe],
+  ];
+  let found = false;
+  for (const [pointer, list] of lists) {
+    if (!Array.isArray(list) || list.length <= max) continue;
+    found = true;
+    problems.add(joinPointer(pointer, max), `${pointer.slice(1).replace('/', '.')} has ${list.length} steps; at most ${max} are allowed (HCM_RUNNER_MAX_STEPS) — split the work into several integrations`);
+  }
+  return found;
 }
 
 class Compiler {

@@ -2,9 +2,10 @@
  * Loads integration files and folders: read, parse with positions, compile. Two files with the
  * same `name` are a problem of the later one (in path order).
  */
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { compileIntegration } from './compile.js';
+import { fileLimits, formatBytes, type FileLimits } from './limits.js';
 import type { CompiledIntegration, Problem, SourcePosition } from './types.js';
 import { parseYamlSource } from './yaml-source.js';
 
@@ -14,6 +15,15 @@ export interface LoadedFile {
   problems: Problem[];
   /** Where `name:` is written, to point a duplicate-name problem at it. */
   namePosition?: SourcePosition;
+  /** For a file that does not compile: what could still be read of it (listings name it by this). */
+  header?: FileHeader;
+}
+
+/** `name`, `enabled` and `trigger.type` of a file, as far as they can be read. */
+export interface FileHeader {
+  name?: string;
+  enabled?: boolean;
+  triggerType?: string;
 }
 
 /** `*.test.yaml` / `*.test.yml`: integration test files (docs/testing.md), never integrations. */
@@ -26,20 +36,59 @@ export function isIntegrationFile(name: string): boolean {
 }
 
 /** Parses and compiles one file's text; `file` is how it is named in problems. */
-export function loadText(file: string, text: string): LoadedFile {
+export function loadText(file: string, text: string, limits: FileLimits = fileLimits()): LoadedFile {
   const src = parseYamlSource(file, text);
-  const { integration, problems } = compileIntegration(src);
-  return { file, integration, problems, namePosition: integration ? src.positionOf('/name') : undefined };
+  const { integration, problems } = compileIntegration(src, limits);
+  if (!integration) return { file, problems, header: fileHeader(src.value, text) };
+  return { file, integration, problems, namePosition: src.positionOf('/name') };
 }
 
-export function loadFile(path: string, displayPath = displayName(path)): LoadedFile {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    return { file: displayPath, problems: [{ file: displayPath, line: 1, column: 1, message: `cannot read file: ${(err as Error).message}`, path: '' }] };
+/** The header of a file that did not compile, from the value already parsed (never a second parse). */
+function fileHeader(value: unknown, text: string): FileHeader | undefined {
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    const doc = value as Record<string, unknown>;
+    const trigger = doc.trigger as Record<string, unknown> | undefined;
+    return {
+      name: typeof doc.name === 'string' ? doc.name : undefined,
+      enabled: typeof doc.enabled === 'boolean' ? doc.enabled : undefined,
+      triggerType: trigger && typeof trigger.type === 'string' ? trigger.type : undefined,
+    };
   }
-  return loadText(displayPath, text);
+  // Not even YAML: a line match for the name.
+  const m = /^name:\s*["']?([A-Za-z0-9][A-Za-z0-9_.-]*)["']?\s*(?:#.*)?$/m.exec(text);
+  return m ? { name: m[1] } : undefined;
+}
+
+export function loadFile(path: string, displayPath = displayName(path), limits: FileLimits = fileLimits()): LoadedFile {
+  const read = readIntegrationText(path, limits.maxFileBytes);
+  if (typeof read !== 'string') return { file: displayPath, problems: [{ file: displayPath, line: 1, column: 1, message: read.problem, path: '' }] };
+  return loadText(displayPath, read, limits);
+}
+
+/**
+ * The file's text, or why it is not read: its size is checked before reading (a 50 MB file is
+ * never read into memory), and at most `maxBytes + 1` bytes are read should it grow meanwhile.
+ */
+export function readIntegrationText(path: string, maxBytes: number): string | { problem: string } {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, 'r');
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { problem: 'cannot read file: not a regular file' };
+    const tooLarge = (size: number) => ({
+      problem: `the file is ${bytes(size)}; integration files may be at most ${bytes(maxBytes)} (${formatBytes(maxBytes)}, HCM_RUNNER_MAX_FILE_BYTES) — split it into several integrations or move data out of it`,
+    });
+    if (st.size > maxBytes) return tooLarge(st.size);
+    const buf = Buffer.allocUnsafe(st.size + 1); // one byte more: a file that grew shows it
+    let length = 0;
+    for (let n; length < buf.length && (n = readSync(fd, buf, length, buf.length - length, null)) > 0; ) length += n;
+    if (length > st.size) return readIntegrationText(path, maxBytes); // it grew while read: again, from its new size
+    return buf.toString('utf8', 0, length);
+  } catch (err) {
+    return { problem: `cannot read file: ${(err as Error).message}` };
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 /** Every *.yaml / *.yml below the given files and folders, sorted; test files (*.test.yaml) are not integrations. */
@@ -97,9 +146,12 @@ export function markDuplicateNames(loaded: LoadedFile[]): void {
     }
     const { line, column } = l.namePosition ?? { line: 1, column: 1 };
     l.problems.push({ file: l.file, line, column, message: `integration name "${name}" is already used by ${first}; names must be unique — rename one of them`, path: '/name' });
+    l.header = { name, enabled: l.integration!.enabled, triggerType: l.integration!.trigger.type };
     l.integration = undefined;
   }
 }
+
+const bytes = (n: number) => `${n.toLocaleString('en-US')} bytes`;
 
 function displayName(path: string): string {
   const rel = relative(process.cwd(), path);

@@ -3,7 +3,8 @@
  * and column of the node it came from — through aliases and merge keys, so an error in a value
  * that came from an anchor is reported where that value is written.
  */
-import { Alias, isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type Pair } from 'yaml';
+import { Alias, isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair } from 'yaml';
+import { MAX_EXPANDED_VALUES } from './limits.js';
 import type { SourcePosition } from './types.js';
 
 export interface YamlSource {
@@ -33,21 +34,29 @@ export function joinPointer(base: string, ...segments: Array<string | number>): 
 
 export function parseYamlSource(file: string, text: string): YamlSource {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, merge: true, prettyErrors: false, uniqueKeys: true });
+  // Duplicate keys are found by duplicateKeys() below: yaml's own `uniqueKeys` check compares
+  // every key of a mapping with every other (quadratic: 20,000 keys took seconds).
+  const doc = parseDocument(text, { lineCounter, merge: true, prettyErrors: false, uniqueKeys: false });
   const pos = (offset: number): SourcePosition => {
     const p = lineCounter.linePos(offset);
     return { line: p.line, column: p.col };
   };
-  const syntaxErrors = [...doc.errors, ...doc.warnings.filter((w) => w.code === 'DUPLICATE_KEY')].map((e) => ({
-    message: syntaxMessage(e.code, e.message),
-    position: pos(e.pos[0]),
-  }));
+  const syntaxErrors = doc.errors.map((e) => ({ message: syntaxMessage(e.code, e.message), position: pos(e.pos[0]) }));
+  for (const offset of duplicateKeys(doc)) syntaxErrors.push({ message: syntaxMessage('DUPLICATE_KEY', ''), position: pos(offset) });
+  syntaxErrors.sort((a, b) => a.position.line - b.position.line || a.position.column - b.position.column);
   let value: unknown = null;
   if (doc.errors.length === 0) {
     try {
       value = doc.toJS({ maxAliasCount: 1000 });
     } catch (err) {
       syntaxErrors.push({ message: `YAML could not be read: ${(err as Error).message}`, position: { line: 1, column: 1 } });
+    }
+    if (expandsBeyond(value, MAX_EXPANDED_VALUES)) {
+      value = null;
+      syntaxErrors.push({
+        message: `aliases expand this file to more than ${MAX_EXPANDED_VALUES.toLocaleString('en-US')} values; alias large anchors less often`,
+        position: pos(firstAliasOffset(doc)),
+      });
     }
   }
 
@@ -71,6 +80,51 @@ export function parseYamlSource(file: string, text: string): YamlSource {
       return { offset: node.range[0], quoted, singleLine };
     },
   };
+}
+
+/**
+ * Whether walking `value` visits more than `max` values. Aliases share one JS object, so a large
+ * anchor aliased many times is small in memory but huge for everything that walks it (schema
+ * check, template compilation); the walk counts each visit and stops at `max`.
+ */
+function expandsBeyond(value: unknown, max: number): boolean {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (++count > max) return true;
+    if (Array.isArray(v)) for (const item of v) stack.push(item);
+    else if (v && typeof v === 'object') for (const key in v) stack.push((v as Record<string, unknown>)[key]);
+  }
+  return false;
+}
+
+function firstAliasOffset(doc: Document): number {
+  let offset = 0;
+  visit(doc, {
+    Alias(_key, node) {
+      offset = node.range?.[0] ?? 0;
+      return visit.BREAK;
+    },
+  });
+  return offset;
+}
+
+/** Offsets of keys written a second time in the same mapping (one Set per mapping: linear). */
+function duplicateKeys(doc: Document): number[] {
+  const found: number[] = [];
+  visit(doc, {
+    Map(_key, map) {
+      const seen = new Set<string>();
+      for (const pair of map.items) {
+        const text = keyText(pair.key);
+        if (text === undefined || text === '<<') continue;
+        if (seen.has(text)) found.push((pair.key as Node).range?.[0] ?? 0);
+        else seen.add(text);
+      }
+    },
+  });
+  return found;
 }
 
 function syntaxMessage(code: string, message: string): string {

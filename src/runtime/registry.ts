@@ -5,10 +5,9 @@
  * `change` event; `loadAll` is the full re-read (start, POST /api/reload, SIGHUP).
  */
 import { EventEmitter } from 'node:events';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { listIntegrationFiles, loadFile, markDuplicateNames, type LoadedFile } from '../definition/load.js';
+import { listIntegrationFiles, loadFile, markDuplicateNames, type FileHeader, type LoadedFile } from '../definition/load.js';
 import type { CompiledIntegration, Problem } from '../definition/types.js';
 
 export interface RegistryEntry {
@@ -26,11 +25,7 @@ export interface RegistryEntry {
   signature?: string;
 }
 
-export interface FileHeader {
-  name?: string;
-  enabled?: boolean;
-  triggerType?: string;
-}
+export type { FileHeader } from '../definition/load.js';
 
 export type RegistryChange =
   | { kind: 'added' | 'updated'; file: string; name: string; previous?: CompiledIntegration; current: CompiledIntegration }
@@ -72,11 +67,32 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
   loadAll(): RegistryEntry[] {
     const { files } = listIntegrationFiles([this.dir]);
     const signatures = new Map<string, string | undefined>();
-    const loaded = files.map((f) => {
-      const display = this.display(f);
-      signatures.set(display, fileSignature(f)); // before reading: a later edit differs from it
-      return loadFile(f, display);
-    });
+    return this.applyAll(files.map((f) => this.loadForAll(f, signatures)), signatures);
+  }
+
+  /**
+   * loadAll that lets the event loop run between files (start, POST /api/reload, SIGHUP): each
+   * file is bounded (docs/authoring.md "Limits"), so a folder of large files never blocks the
+   * server for their sum. The new set is applied at once, after every file was read.
+   */
+  async loadAllAsync(): Promise<RegistryEntry[]> {
+    const { files } = listIntegrationFiles([this.dir]);
+    const signatures = new Map<string, string | undefined>();
+    const loaded: LoadedFile[] = [];
+    for (const f of files) {
+      loaded.push(this.loadForAll(f, signatures));
+      await new Promise<void>((r) => setImmediate(r));
+    }
+    return this.applyAll(loaded, signatures);
+  }
+
+  private loadForAll(path: string, signatures: Map<string, string | undefined>): LoadedFile {
+    const display = this.display(path);
+    signatures.set(display, fileSignature(path)); // before reading: a later edit differs from it
+    return loadFile(path, display);
+  }
+
+  private applyAll(loaded: LoadedFile[], signatures: Map<string, string | undefined>): RegistryEntry[] {
     markDuplicateNames(loaded);
     const seen = new Set(loaded.map((l) => l.file));
     for (const file of [...this.byFile.keys()]) if (!seen.has(file)) this.remove(file);
@@ -121,7 +137,7 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
       // The last good version keeps running — unless another file has taken its name meanwhile.
       const owner = prev?.integration ? this.byName.get(prev.integration.name) : undefined;
       const running = prev?.integration && (!owner || owner === prev) ? prev.integration : undefined;
-      const header = running ? undefined : readHeader(this.absolute(file));
+      const header = running ? undefined : (loaded.header ?? headerOf(loaded.integration));
       const entry: RegistryEntry = { file, name: running?.name ?? header?.name ?? basename(file).replace(/\.ya?ml$/i, ''), integration: running, problems };
       if (header) entry.header = header;
       if (signature) entry.signature = signature;
@@ -156,35 +172,11 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
     const rel = abs.startsWith(process.cwd() + '/') ? abs.slice(process.cwd().length + 1) : abs;
     return rel;
   }
-
-  private absolute(file: string): string {
-    return resolve(file);
-  }
 }
 
-/** `name`, `enabled` and `trigger.type` of a file that does not compile, when readable at all. */
-function readHeader(path: string): FileHeader | undefined {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    return undefined;
-  }
-  try {
-    const doc = parseYaml(text) as Record<string, unknown> | null;
-    if (doc && typeof doc === 'object') {
-      const trigger = doc.trigger as Record<string, unknown> | undefined;
-      return {
-        name: typeof doc.name === 'string' ? doc.name : undefined,
-        enabled: typeof doc.enabled === 'boolean' ? doc.enabled : undefined,
-        triggerType: trigger && typeof trigger.type === 'string' ? trigger.type : undefined,
-      };
-    }
-  } catch {
-    // Not even YAML: fall back to a line match for the name.
-  }
-  const m = /^name:\s*["']?([A-Za-z0-9][A-Za-z0-9_.-]*)["']?\s*(?:#.*)?$/m.exec(text);
-  return m ? { name: m[1] } : undefined;
+/** The header of a compiled version that cannot run (its name is taken). */
+function headerOf(i: CompiledIntegration | undefined): FileHeader | undefined {
+  return i && { name: i.name, enabled: i.enabled, triggerType: i.trigger.type };
 }
 
 /** Identity of a file's current content as far as stat can tell (inode, size, times). */

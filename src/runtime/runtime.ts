@@ -159,7 +159,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
 
   /** Re-reads the folder now (POST /api/reload, SIGHUP). */
   async reload(): Promise<RegistryEntry[]> {
-    const entries = this.registry.loadAll();
+    const entries = await this.registry.loadAllAsync();
     await Promise.all(entries.filter((e) => isWebhookLike(e.integration)).map((e) => this.tokens.tokenFor(e.name)));
     return entries;
   }
