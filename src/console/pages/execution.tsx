@@ -60,7 +60,6 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
         </dl>
         {r.error && (
           <p class="error" role="alert">
-            {'step' in r.error ? `Step ${r.error.step} (${r.error.action}): ` : ''}
             {r.error.message}
           </p>
         )}

@@ -31,6 +31,14 @@ const SETTING_LABELS: Record<string, string> = {
   mode: 'Mode',
 };
 
+/** What the Run payload becomes, per trigger type (as POST /api/integrations/{name}/run maps it). */
+const RUN_HELP: Record<string, string> = {
+  webhook: 'Runs the integration now as a test execution; the JSON payload is the request body ($trigger.body.data).',
+  appEvent: 'Runs the integration now as a test execution; the JSON payload is the event body ($trigger.body.data).',
+  schedule: 'Runs the integration now as a test execution; a JSON object payload is merged into $trigger (next to scheduledAt and firedAt).',
+  poll: 'Runs the integration now as a test execution; the JSON payload is the items (an array, or {"items": [...]}).',
+};
+
 export function IntegrationPage(props: IntegrationPageProps) {
   const { view } = props;
   const name = view.name;
@@ -88,7 +96,7 @@ export function IntegrationPage(props: IntegrationPageProps) {
         <section aria-labelledby="steps-h">
           <h2 id="steps-h">Steps</h2>
           {steps.length === 0 ? (
-            <p class="muted">No steps (the file has not loaded yet).</p>
+            <p class="muted">None: the file has never loaded. Fix its problems; the integration loads as soon as the file is saved.</p>
           ) : (
             <table aria-label="Steps">
               <thead>
@@ -114,7 +122,7 @@ export function IntegrationPage(props: IntegrationPageProps) {
 
       <section aria-labelledby="test-h">
         <h2 id="test-h">Test</h2>
-        <p class="muted">Runs the integration now as a test execution, with a JSON payload as the request body.</p>
+        <p class="muted">{RUN_HELP[view.trigger.type] ?? RUN_HELP.webhook}</p>
         <button type="button" class="primary" data-opens="run-editor" hidden={props.runPayload !== undefined}>
           Run
         </button>
