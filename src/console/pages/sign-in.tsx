@@ -7,7 +7,8 @@ export function SignInPage(props: { next: string; wrong?: boolean; refused?: str
       <section class="card sign-in">
         <h1>Sign in</h1>
         <p>
-          The console uses the runner's admin token: <code>HCM_RUNNER_ADMIN_TOKEN</code>, or the one <code>hcm-runner serve</code> printed at start.
+          The console uses the runner's admin token: <code>HCM_RUNNER_ADMIN_TOKEN</code> when it is set, else the one kept in the data directory's{' '}
+          <code>admin-token</code> file (<code>data/admin-token</code> with <code>npm start</code>; the server names it when it starts).
         </p>
         {props.wrong && (
           <p class="error" role="alert">
