@@ -126,7 +126,14 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.triggers = new TriggerManager(this, { clock: opts.clock, appEvent: { retryMs: opts.subscribeRetryMs } });
     // One stream per console tab / API client listens; no leak warning for them.
     this.setMaxListeners(0);
-    const event = (e: Omit<ExecutionEvent, 'at'>) => this.emit('execution', { ...e, at: new Date().toISOString() });
+    // A live-feed listener must never fail the work it reports on (a submit, a run).
+    const event = (e: Omit<ExecutionEvent, 'at'>) => {
+      try {
+        this.emit('execution', { ...e, at: new Date().toISOString() });
+      } catch (err) {
+        this.logger?.warn({ err: (err as Error).message }, 'execution event listener failed');
+      }
+    };
     this.dispatcher.on('queued', (list) => {
       for (const e of list) event({ id: e.id, integration: e.integration, status: 'queued', test: e.test, attempt: e.attempt ?? 1 });
     });
