@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tokenStoreKey } from '../../src/connectors/hcm/oauth/config.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { sandboxEnv } from '../helpers/sandbox-env.js';
-import { ADMIN, poll, root, startTestServer, type TestServer } from '../server/helpers.js';
+import { ADMIN, root, startTestServer, type TestServer } from '../server/helpers.js';
 import { launchBrowser, markDocument, newContext, screenshot, signIn } from './helpers.js';
 
 // A browser test waits on several pages in turn; generous per-test room on a busy machine.
@@ -260,11 +260,14 @@ describe('safety', () => {
   });
 
   it('every page fits 1280×800 without horizontal scrolling and holds no secret', async () => {
-    const [latest] = (await s.api('GET', '/executions?integration=worker-lookup&limit=1')).body;
-    const pages = ['/console/', '/console/integrations/worker-lookup', '/console/integrations/broken', '/console/executions', `/console/executions/${latest.id}`, '/console/connections'];
-    // The tokens the Connect flow stored for `workers` must not show anywhere either.
-    const stored = await poll(async () => s.runtime.store.tokens.get(tokenStoreKey({ name: 'hcm', type: 'hcm-oauth2', config: connectionConfigOf('acme') })));
-    const secrets = [ADMIN, 'sandbox-secret', refreshToken, stored.accessToken!, stored.refreshToken!];
+    // An execution that called the HCM sandbox (so tokens are stored) to show on its page.
+    const { executionId } = (await s.api('POST', '/integrations/worker-lookup/run?test=true', { workerId: 'Employee_ID=21001' })).body;
+    expect((await s.waitForExecution(executionId)).status).toBe('succeeded');
+    const pages = ['/console/', '/console/integrations/worker-lookup', '/console/integrations/broken', '/console/executions', `/console/executions/${executionId}`, '/console/connections'];
+    // The tokens stored for both connections (by runs and by Connect) must not show anywhere either.
+    const stored = await Promise.all(['acme', 'sandbox'].map((tenant) => s.runtime.store.tokens.get(tokenStoreKey({ name: 'hcm', type: 'hcm-oauth2', config: connectionConfigOf(tenant) }))));
+    const secrets = [ADMIN, 'sandbox-secret', refreshToken, ...stored.flatMap((t) => [t?.accessToken, t?.refreshToken])].filter((v): v is string => !!v);
+    expect(secrets.length).toBeGreaterThan(3);
     for (const path of pages) {
       await page.goto(path);
       const { scrollWidth, clientWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth }));
@@ -275,7 +278,7 @@ describe('safety', () => {
   });
 });
 
-/** The `workers` fixture's connection config with the sandbox's URLs (to find its token key). */
+/** A fixture connection's config with the sandbox's URLs (to find its token key). */
 function connectionConfigOf(tenantId: string): Record<string, unknown> {
   const env = sandboxEnv(sb);
   return { authorizeUrl: env.HCM_AUTHORIZE_URL, tokenUrl: env.HCM_TOKEN_URL, apiUrl: env.HCM_API_URL, tenantId, clientId: env.HCM_CLIENT_ID, clientSecret: env.HCM_CLIENT_SECRET };
