@@ -1,9 +1,9 @@
 /**
  * Browser-test helpers: Debian's Chromium driven by playwright-core (one browser per test file),
  * signing in through the real form, and screenshots (into docs/console/ with
- * UPDATE_SCREENSHOTS=1, else into a temporary folder).
+ * UPDATE_SCREENSHOTS=1, else into $TMPDIR/hcm-console-screenshots).
  */
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -34,7 +34,8 @@ export async function signIn(page: Page, token = ADMIN): Promise<void> {
   await page.getByRole('heading', { name: 'Integrations' }).waitFor();
 }
 
-export const screenshotDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(root, 'docs', 'console') : mkdtempSync(join(tmpdir(), 'hcm-console-shots-'));
+/** docs/console/ with UPDATE_SCREENSHOTS=1; else one fixed temporary folder, overwritten by each run. */
+export const screenshotDir = process.env.UPDATE_SCREENSHOTS === '1' ? join(root, 'docs', 'console') : join(tmpdir(), 'hcm-console-screenshots');
 mkdirSync(screenshotDir, { recursive: true });
 
 export async function screenshot(page: Page, name: string): Promise<void> {
