@@ -27,6 +27,12 @@ document.addEventListener('click', (event) => {
   }
 });
 
+// Filters apply as soon as a choice changes (the Filter button stays for keyboards and no-script).
+document.addEventListener('change', (event) => {
+  const select = event.target instanceof HTMLSelectElement ? event.target : null;
+  if (select && select.form && select.form.classList.contains('filters')) select.form.requestSubmit();
+});
+
 async function copy(text, button) {
   try {
     await navigator.clipboard.writeText(text);
