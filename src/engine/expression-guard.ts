@@ -40,6 +40,9 @@ export const GUARD_LIMITS = {
  */
 const HEAP_SAMPLE_MS = 5;
 
+/** Longest stretch one evaluation holds the event loop before it yields to other work. */
+const YIELD_EVERY_MS = 10;
+
 /** A guardrail of ours (JSONata's own use codes D1011, D1012, D2014, D2015). */
 export class ExpressionLimitError extends Error {
   readonly code = 'HCM_LIMIT';
@@ -57,6 +60,8 @@ interface Focus {
 interface GuardState {
   hcmSampledAt?: number;
   hcmHeapStart?: number;
+  /** When the evaluation last took the event loop (after starting or after a yield). */
+  hcmSliceAt?: number;
 }
 
 // JSONata's own $pad, called after the width check (same code-point semantics).
@@ -74,12 +79,27 @@ export function guardExpression(expression: Expression): void {
   expression.registerFunction('distinct', native(boundedDistinct), '<x:x>');
   expression.registerFunction('pad', native(boundedPad), '<s-ns?:s>');
   // JSONata calls this before every evaluation step.
-  expression.assign(Symbol.for('jsonata.__evaluate_entry') as unknown as string, watchHeap);
+  expression.assign(Symbol.for('jsonata.__evaluate_entry') as unknown as string, guardStep);
 }
 
-function watchHeap(_expr: unknown, _input: unknown, environment: { base: GuardState }): void {
+/**
+ * Called by JSONata before every evaluation step. Samples the heap (see above) and, once one
+ * evaluation has held the event loop for `YIELD_EVERY_MS`, lets it serve other work (webhooks,
+ * /healthz, other executions) before going on: JSONata awaits this callback, but its own steps
+ * are microtasks, which never let I/O in. A short expression never reaches the first yield.
+ */
+function guardStep(_expr: unknown, _input: unknown, environment: { base: GuardState }): void | Promise<void> {
   const state = environment.base;
   const now = Date.now();
+  sampleHeap(state, now);
+  state.hcmSliceAt ??= now;
+  if (now - state.hcmSliceAt < YIELD_EVERY_MS) return;
+  return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    state.hcmSliceAt = Date.now();
+  });
+}
+
+function sampleHeap(state: GuardState, now: number): void {
   if (state.hcmSampledAt !== undefined && now - state.hcmSampledAt < HEAP_SAMPLE_MS) return;
   state.hcmSampledAt = now;
   const heap = getHeapStatistics();
