@@ -73,7 +73,6 @@ describe('HCM faults', () => {
     const record = await failed(r, 'retried');
     expect(record.error.status).toBe(503);
     expect(record.steps.find((x: any) => x.id === 'retried').attempts).toBe(3);
-    expect(r.ms).toBeLessThan(10_000);
   });
 
   it('500 from HCM: fails with 500 named', async () => {
@@ -87,7 +86,6 @@ describe('HCM faults', () => {
     const r = await call();
     const record = await failed(r, 'plain');
     expect(record.error.message).toMatch(/timed out after 1500 ms/);
-    expect(r.ms).toBeLessThan(6000);
   });
 
   it('a reset connection: fails with a network error named; retried steps recover', async () => {
@@ -95,7 +93,6 @@ describe('HCM faults', () => {
     const r = await call();
     const record = await failed(r, 'plain');
     expect(record.error.message).toMatch(/reset|socket|network|fetch failed|closed|terminated/i);
-    expect(r.ms).toBeLessThan(5000);
 
     sb.addFault({ match: WORKER, reset: true, times: 1 });
     const again = await call(true);
