@@ -139,15 +139,25 @@ function policyLookup(allowPrivateNetwork: boolean) {
   };
 }
 
+/**
+ * Judged before connecting, for what needs no DNS: literal addresses (never looked up) and the
+ * names of metadata services (refused without even asking DNS). Other names → undefined: their
+ * addresses are judged by the lookup.
+ */
+export function hostRefusal(hostname: string, allowPrivateNetwork: boolean): string | undefined {
+  const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
+  const name = host.toLowerCase().replace(/\.$/, '');
+  if (METADATA_HOSTS.has(name)) return `${name} is a cloud metadata service; core.http never connects to it`;
+  return isIP(host) ? refusalReason(host, allowPrivateNetwork) : undefined;
+}
+
 function policyAgent(allowPrivateNetwork: boolean): Agent {
   const connect = buildConnector({ lookup: policyLookup(allowPrivateNetwork) as never });
   return new Agent({
     connect(opts, callback) {
-      const host = opts.hostname.startsWith('[') ? opts.hostname.slice(1, -1) : opts.hostname;
-      const name = host.toLowerCase().replace(/\.$/, '');
-      // Literal addresses are never looked up, so they are judged here.
-      const reason = METADATA_HOSTS.has(name) ? `${name} is a cloud metadata service; core.http never connects to it` : isIP(host) ? refusalReason(host, allowPrivateNetwork) : undefined;
+      const reason = hostRefusal(opts.hostname, allowPrivateNetwork);
       if (reason) {
+        const host = opts.hostname.replace(/^\[(.*)\]$/, '$1');
         callback(new OutboundRefusedError(host, reason), null);
         return;
       }
