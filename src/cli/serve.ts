@@ -1,6 +1,6 @@
 /**
  * `hcm-runner serve [--dir DIR] [--port N] [--host H] [--data DIR] [--database-url URL] [--sandbox]`
- * — the long-running runtime (PRODUCT §3). SIGTERM/SIGINT shut down gracefully, SIGHUP reloads.
+ * — the long-running runtime (docs/server.md). SIGTERM/SIGINT shut down gracefully, SIGHUP reloads.
  */
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { Sandbox } from '../sandbox/index.js';

@@ -1,5 +1,5 @@
 /**
- * The retry timing shared by the actions that take the seed's retry inputs (hcm.rawRequest and
+ * The retry timing shared by the actions that take Raw Request's retry inputs (docs/hcm-service.md) (hcm.rawRequest and
  * core.http): a fixed Retry Delay, or — with Use Exponential Backoff — a 500 ms base doubled per
  * retry with full jitter, capped at 30 s, where a Retry-After answer wins (capped at 2 minutes).
  */

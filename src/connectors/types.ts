@@ -25,7 +25,7 @@ export type InputType =
 
 export interface InputDecl {
   type: InputType;
-  /** The human label (the seed's input name), e.g. "Worker ID". */
+  /** The human label (the input's name in the HCM documentation), e.g. "Worker ID". */
   label?: string;
   description?: string;
   required?: boolean;

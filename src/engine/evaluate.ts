@@ -6,7 +6,7 @@ import type { ValueTemplate } from '../definition/types.js';
 import { describeLocation } from '../definition/schema-validator.js';
 import { ExpressionLimitError, guardExpression } from './expression-guard.js';
 
-/** The bindings of PRODUCT.md §4: `$` is `$trigger`. */
+/** The bindings of docs/authoring.md "Expressions": `$` is `$trigger`. */
 export interface Scope {
   trigger: unknown;
   steps: Record<string, unknown>;

@@ -1,6 +1,6 @@
 /**
  * The execution record: what `hcm-runner run` prints, what the store keeps and what
- * `GET /api/executions/{id}` returns (PRODUCT.md §6). One type for all of them.
+ * `GET /api/executions/{id}` returns (docs/server.md). One type for all of them.
  */
 import type { HttpResponseSpec, LogLevel } from '../connectors/types.js';
 

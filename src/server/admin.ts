@@ -1,5 +1,5 @@
 /**
- * The admin API under /api (PRODUCT §6), behind `Authorization: Bearer <admin token>`.
+ * The admin API under /api (docs/server.md "Routes"), behind `Authorization: Bearer <admin token>`.
  * Every error is JSON `{error}`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';

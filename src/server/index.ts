@@ -1,6 +1,6 @@
 /**
  * `startServer`: opens the store, loads the integrations, resumes unfinished executions and serves
- * the HTTP surface of PRODUCT §6 on @hono/node-server. Used by `hcm-runner serve` and by tests
+ * the HTTP surface of docs/server.md on @hono/node-server. Used by `hcm-runner serve` and by tests
  * (in-process, port 0).
  */
 import { hostname } from 'node:os';

@@ -1,4 +1,4 @@
-/** The JSON shapes of GET /api/integrations (PRODUCT §6, contract). */
+/** The JSON shapes of GET /api/integrations (a contract: docs/server.md "Routes"). */
 import type { Runtime } from '../runtime/runtime.js';
 import { isWebhookLike } from '../runtime/runtime.js';
 import type { RegistryEntry } from '../runtime/registry.js';

@@ -1,6 +1,6 @@
 /**
  * Webhook intake: `ANY /webhooks/{token}[/…]` (live) and `ANY /webhooks/test/{token}[/…]` (test).
- * Order matters for the promises of PRODUCT §7: every rejection (404, 405, 413, 429, 401, 400)
+ * Order matters for the promises of docs/promises.md: every rejection (404, 405, 413, 429, 401, 400)
  * happens before anything is recorded, and an accepted request is answered only after the
  * store committed its execution.
  */
@@ -68,7 +68,7 @@ async function intake(runtime: Runtime, c: Context<AppEnv>, incoming: IncomingMe
   const name = runtime.tokens.cachedIntegration(token) ?? (await runtime.tokens.resolve(token));
   const integration = name ? runtime.registry.get(name) : undefined;
   if (!integration || !isWebhookLike(integration)) throw new WebhookRejection(404, 'no webhook at this URL');
-  // A disabled integration's live URL does not exist; its test URL still answers (PRODUCT §5).
+  // A disabled integration's live URL does not exist; its test URL still answers (docs/server.md "Webhook intake").
   if (!test && !integration.enabled) throw new WebhookRejection(404, 'no webhook at this URL (the integration is disabled; its test URL still works)');
   c.set('integration', integration.name);
   const options = integration.trigger as WebhookOptions & { type: string };

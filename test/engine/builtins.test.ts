@@ -1,4 +1,4 @@
-/** The built-in actions of PRODUCT.md §4, through the engine. */
+/** The built-in actions of docs/authoring.md, through the engine. */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

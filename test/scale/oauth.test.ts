@@ -1,5 +1,5 @@
 /**
- * OAuth across replicas (PRODUCT §7 "one refresh at a time per connection, also across
+ * OAuth across replicas (docs/promises.md "one refresh at a time per connection, also across
  * replicas"): three replicas share one HCM connection; under concurrent use from all of them the
  * sandbox sees one token request per needed refresh. The browser flow started on one replica
  * completes on another (pending state in the store).

@@ -1,5 +1,5 @@
 /**
- * PRODUCT §7 "nothing accepted is lost", with replicas: one of three replicas is SIGKILLed while it
+ * docs/promises.md "nothing accepted is lost", with replicas: one of three replicas is SIGKILLed while it
  * runs slow executions. Every acknowledged execution still succeeds, on the survivors; the ones
  * interrupted mid-run run again as a later attempt once their lease runs out.
  */

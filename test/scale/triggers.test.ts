@@ -1,5 +1,5 @@
 /**
- * PRODUCT §7: "each schedule tick and each poll runs exactly once cluster-wide". Three replicas
+ * docs/promises.md: "each schedule tick and each poll runs exactly once cluster-wide". Three replicas
  * load the same schedule (every 2 s) and the same poll (every 2 s, of a tiny fake API served by
  * this test process); every tick fires one execution, and a new item runs once.
  */

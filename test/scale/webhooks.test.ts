@@ -1,5 +1,5 @@
 /**
- * PRODUCT §7 scale-out: three `serve` replicas on one PostgreSQL database. Any replica accepts
+ * docs/promises.md, scale-out: three `serve` replicas on one PostgreSQL database. Any replica accepts
  * webhooks, any replica runs them; synchronous runs answer on the replica holding the request;
  * listening mode, captures, payloads and executions are visible from every replica.
  */

@@ -1,4 +1,4 @@
-/** The admin API, health and metrics (PRODUCT §6): auth, integrations, runs, listening mode, payloads, replay. */
+/** The admin API, health and metrics (docs/server.md): auth, integrations, runs, listening mode, payloads, replay. */
 import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * PRODUCT §7 "nothing accepted is lost": a real `hcm-runner serve` child process is SIGKILLed
+ * docs/promises.md "nothing accepted is lost": a real `hcm-runner serve` child process is SIGKILLed
  * while acknowledged executions are queued or running; after a restart on the same data
  * directory every acknowledged execution succeeds, each as a later attempt.
  */

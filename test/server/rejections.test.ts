@@ -1,5 +1,5 @@
 /**
- * Requests the runner refuses (PRODUCT §5, §7): each gets a 4xx with a JSON `{error}` and creates
+ * Requests the runner refuses (docs/server.md, docs/promises.md): each gets a 4xx with a JSON `{error}` and creates
  * no execution.
  */
 import { createHmac } from 'node:crypto';

@@ -1,4 +1,4 @@
-/** Webhook response modes (PRODUCT §5): async default, async custom (static, per field, computed), sync. */
+/** Webhook response modes (docs/server.md "Response modes"): async default, async custom (static, per field, computed), sync. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { slowUpstream, startTestServer, type SlowUpstream, type TestServer } from './helpers.js';
 

@@ -1,5 +1,5 @@
 /**
- * The `$trigger` mapping table of PRODUCT §5, end to end: real requests to the `echo`
+ * The `$trigger` mapping table of docs/authoring.md "webhook", end to end: real requests to the `echo`
  * integration (whose only step returns `$trigger`), read back through GET /api/executions/{id}.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

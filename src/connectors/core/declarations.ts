@@ -1,5 +1,5 @@
 /**
- * The built-in actions, declared as data (PRODUCT.md §4 "Built-in actions"). Their behaviour is
+ * The built-in actions, declared as data (docs/authoring.md "Built-in actions"). Their behaviour is
  * in ./actions.ts; validation and docs read these declarations.
  */
 import type { ActionDeclaration, InputDecl } from '../types.js';

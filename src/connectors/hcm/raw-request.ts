@@ -1,5 +1,5 @@
 /**
- * Raw Request: any call under the connection's API URL, with the seed's retry settings. The URL is
+ * Raw Request: any call under the connection's API URL, with its own retry settings (docs/hcm-service.md "Raw Request"). The URL is
  * confined to the API URL: absolute URLs, `//host`, `..` segments (also percent-encoded) and
  * backslashes are rejected before anything is sent.
  */

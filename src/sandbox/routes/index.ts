@@ -12,7 +12,7 @@ import { prismAnalyticsRoutes } from './prismAnalytics.js';
 import { staffingRoutes } from './staffing.js';
 import { timeTrackingRoutes } from './timeTracking.js';
 
-/** Register every HCM API endpoint (hcm-wire.md §4) under /ccx. */
+/** Register every HCM API endpoint (docs/connectors/hcm.md) under /ccx. */
 export function registerApiRoutes(app: Hono<SandboxEnv>, db: Db): void {
   for (const register of [staffingRoutes, commonRoutes, timeTrackingRoutes, absenceRoutes, personRoutes, accountsPayableRoutes,
     businessProcessRoutes, connectRoutes, customerAccountsRoutes, prismAnalyticsRoutes]) register(app, db);

@@ -3,7 +3,7 @@
  * schedule it runs the poll action through the engine, picks the items out of the results, and
  * starts executions for the items whose key it has not seen before.
  *
- * Guarantees (PRODUCT §5, §7):
+ * Guarantees (docs/triggers.md "Poll", docs/promises.md):
  * - The first poll records a baseline (the keys only, no execution).
  * - Seen keys and the new executions are committed in ONE store transaction (`commitPoll`), and
  *   only then handed to the dispatcher: a crash before the commit loses nothing (the next poll

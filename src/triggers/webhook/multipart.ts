@@ -1,6 +1,6 @@
 /**
  * A small multipart/form-data parser over the raw bytes. We do not use `Response.formData()`
- * because it drops the Content-Type of text parts, and PRODUCT §5 needs it (a JSON-typed text
+ * because it drops the Content-Type of text parts, and the `$trigger` mapping needs it (a JSON-typed text
  * part is parsed, other text parts stay text).
  */
 export interface MultipartPart {

@@ -67,7 +67,7 @@ function needsConfig(t: ValueTemplate): boolean {
 }
 
 /**
- * The computed form returns `{statusCode, contentType?, headers?, body?}`; the seed's "code block
+ * The computed form returns `{statusCode, contentType?, headers?, body?}`; the "code block
  * trigger" returns the payload together with a response object, so `{response: {...}}` works too.
  */
 function toSpec(value: unknown, what: string): HttpResponseSpec {

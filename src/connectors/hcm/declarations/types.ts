@@ -6,7 +6,7 @@ import type { ActionDeclaration, InputDecl } from '../../types.js';
 
 export type HcmMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** Service prefixes of hcm-wire.md §1; `{tenant}` is filled from the `tenant` input. */
+/** Service prefixes (docs/hcm-service.md "URLs"); `{tenant}` is filled from the `tenant` input. */
 export const hcmServicePrefixes = {
   staffing: '/staffing/v7',
   common: '/api/common/v1',
