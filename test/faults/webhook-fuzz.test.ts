@@ -4,6 +4,11 @@
  * multipart, random bytes, random paths after the token. The server must never crash, must
  * answer every request, must keep answering /healthz, and must not answer 5xx — except the
  * 500 of a sync webhook whose step failed (with the step named and the execution id).
+ *
+ * Then model-based properties of the parsers: random query strings, form bodies, multipart bodies
+ * (up to and past the part limit) and nested JSON (up to and past the depth limit) must come out
+ * in `$trigger` exactly as a simple model of the mapping says — names like `constructor` and
+ * `__proto__` included — or be refused with the right 4xx.
  */
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -13,13 +18,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../server/helpers.js';
 
 const here = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fuzz');
+/** Small, so generated multipart bodies cross it. */
+const MAX_PARTS = 30;
 let s: TestServer;
 let host: string;
 let port: number;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  s = await startTestServer({ dir: here, env: { FUZZ_SIGNING_SECRET: 'fuzz-signing-secret' }, limits: { backlog: 100_000 } });
+  s = await startTestServer({ dir: here, env: { FUZZ_SIGNING_SECRET: 'fuzz-signing-secret' }, limits: { backlog: 100_000 }, maxMultipartParts: MAX_PARTS });
   const u = new URL(s.url);
   host = u.hostname;
   port = Number(u.port);
@@ -198,5 +205,142 @@ describe('webhook intake under random requests', () => {
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([400]));
     const good = await fetch(s.urls('echo').live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' });
     expect(good.status).toBe(200);
+  });
+});
+
+describe('intake parsers against a model', () => {
+  /** Names that collide with Object.prototype, among ordinary ones. */
+  const name = fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom('constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'a', 'b', '') },
+    { weight: 3, arbitrary: fc.string({ maxLength: 8 }) },
+  );
+  const pairs = fc.array(fc.tuple(name, fc.string({ maxLength: 12 })), { maxLength: 12 });
+
+  /** `[[k, v], …]` → `{k: v | [v, …]}` in first-seen order, as docs/authoring.md describes it. */
+  function grouped<T>(list: Array<[string, T]>): Array<[string, T | T[]]> {
+    const out = new Map<string, T | T[]>();
+    const repeated = new Set<string>();
+    for (const [k, v] of list) {
+      if (!out.has(k)) out.set(k, v);
+      else if (repeated.has(k)) (out.get(k) as T[]).push(v);
+      else {
+        out.set(k, [out.get(k) as T, v]);
+        repeated.add(k);
+      }
+    }
+    return [...out];
+  }
+
+  /** Posts to the async `echo` webhook and reads `$trigger` back from the stored record. */
+  async function stored(query: string, body: Buffer | string, contentType: string): Promise<{ status: number; trigger?: any; error?: string }> {
+    const res = await fetch(`${s.urls('echo').live}${query}`, { method: 'POST', headers: { 'content-type': contentType }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+    const answer = (await res.json()) as { executionId?: string; error?: string };
+    if (res.status !== 200) return { status: res.status, error: answer.error };
+    const record = await s.api('GET', `/executions/${answer.executionId}`);
+    return { status: 200, trigger: record.body.trigger };
+  }
+
+  /** Own entries sorted by name (JS lists integer-like keys first, whatever the arrival order). */
+  const own = (o: unknown) => sortedEntries(Object.entries(o as object));
+  const sortedEntries = <T>(e: Array<[string, T]>) => [...e].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+  it('query strings', async () => {
+    await fc.assert(
+      fc.asyncProperty(pairs, async (list) => {
+        const query = new URLSearchParams(list).toString();
+        const r = await stored(query ? `?${query}` : '', '', 'text/plain');
+        expect(r.status).toBe(200);
+        expect(own(r.trigger.queryParameters)).toEqual(sortedEntries(grouped(list)));
+      }),
+      { numRuns: 60, seed: 20261122 },
+    );
+  });
+
+  it('form bodies', async () => {
+    await fc.assert(
+      fc.asyncProperty(pairs.filter((l) => l.length > 0), async (list) => {
+        const r = await stored('', new URLSearchParams(list).toString(), 'application/x-www-form-urlencoded');
+        expect(r.status).toBe(200);
+        expect(own(r.trigger.body.data)).toEqual(sortedEntries(grouped(list)));
+      }),
+      { numRuns: 60, seed: 20261123 },
+    );
+  });
+
+  const partName = fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom('constructor', '__proto__', 'toString', 'f', 'g') },
+    { weight: 1, arbitrary: fc.stringMatching(/^[A-Za-z0-9 _.-]{1,10}$/) },
+  );
+  const part = fc.oneof(
+    fc.record({ kind: fc.constant('text' as const), name: partName, text: fc.string({ maxLength: 20 }) }),
+    fc.record({ kind: fc.constant('json' as const), name: partName, json: fc.json({ depthSize: 'small' }) }),
+    fc.record({ kind: fc.constant('file' as const), name: partName, bytes: fc.uint8Array({ maxLength: 40 }), filename: fc.stringMatching(/^[a-z0-9]{1,8}\.bin$/) }),
+  );
+
+  it('multipart bodies, up to and past the part limit', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(part, { maxLength: MAX_PARTS + 8 }), async (parts) => {
+        const boundary = `fuzz${'b'.repeat(20)}${parts.length}`;
+        const chunks: Buffer[] = [];
+        const model: Array<[string, unknown]> = [];
+        for (const p of parts) {
+          let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"`;
+          let data: Buffer;
+          if (p.kind === 'text') {
+            data = Buffer.from(p.text);
+            head += '\r\n';
+            model.push([p.name, { data: p.text, contentType: 'text/plain' }]);
+          } else if (p.kind === 'json') {
+            data = Buffer.from(p.json);
+            head += '\r\nContent-Type: application/json\r\n';
+            model.push([p.name, { data: JSON.parse(JSON.stringify(JSON.parse(p.json))), contentType: 'application/json' }]);
+          } else {
+            data = Buffer.from(p.bytes);
+            head += `; filename="${p.filename}"\r\nContent-Type: application/octet-stream\r\n`;
+            model.push([p.name, { contentType: 'application/octet-stream', size: data.length, base64: data.toString('base64'), filename: p.filename }]);
+          }
+          chunks.push(Buffer.from(`${head}\r\n`), data, Buffer.from('\r\n'));
+        }
+        chunks.push(Buffer.from(`--${boundary}--\r\n`));
+        const r = await stored('', Buffer.concat(chunks), `multipart/form-data; boundary=${boundary}`);
+        if (parts.length > MAX_PARTS) {
+          expect(r.status).toBe(413);
+          expect(r.error).toMatch(new RegExp(`more than ${MAX_PARTS} parts`));
+          return;
+        }
+        expect(r.status, r.error).toBe(200);
+        if (parts.length === 0) return; // no parts at all: an empty body.data
+        const got = own(r.trigger.body.data);
+        const want = sortedEntries(grouped(model));
+        expect(got.map(([k]) => k)).toEqual(want.map(([k]) => k));
+        for (const [k, v] of want) expect(Object.getOwnPropertyDescriptor(r.trigger.body.data, k)?.value, k).toMatchObject(v as object);
+      }),
+      { numRuns: 60, seed: 20261124 },
+    );
+  });
+
+  it('nested JSON, up to and past the depth limit', async () => {
+    const nested = fc.record({ depth: fc.integer({ min: 1, max: 300 }), note: fc.string({ maxLength: 10 }), shape: fc.array(fc.boolean(), { minLength: 300, maxLength: 300 }) });
+    await fc.assert(
+      fc.asyncProperty(nested, async ({ depth, note, shape }) => {
+        // Arrays and objects mixed; the note (which may hold brackets) sits at the bottom.
+        let value: unknown = `${note}[{`;
+        for (let i = 0; i < depth; i++) value = shape[i] ? [value] : { k: value };
+        const r = await stored('', JSON.stringify(value), 'application/json');
+        if (depth > 256) {
+          expect(r.status).toBe(400);
+          expect(r.error).toMatch(/more than 256 levels deep/);
+        } else {
+          expect(r.status, r.error).toBe(200);
+          expect(r.trigger.body.data).toEqual(value);
+        }
+      }),
+      { numRuns: 40, seed: 20261125 },
+    );
+  });
+
+  it('the server is still serving after all of it', async () => {
+    const health = await fetch(`${s.url}/healthz`);
+    expect(health.status).toBe(200);
   });
 });
