@@ -1,7 +1,7 @@
 /**
  * Bounds on one integration file, so that loading (at start, on reload, in `validate`) stays
  * short whatever a file holds: its size is checked before it is read, its step count before it is
- * compiled, and the values its aliases expand to while it is parsed. docs/authoring.md "Limits".
+ * compiled, and the values its aliases expand to while it is parsed. docs/authoring.md "File limits".
  */
 
 export interface FileLimits {

@@ -72,7 +72,7 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
 
   /**
    * loadAll that lets the event loop run between files (start, POST /api/reload, SIGHUP): each
-   * file is bounded (docs/authoring.md "Limits"), so a folder of large files never blocks the
+   * file is bounded (docs/authoring.md "File limits"), so a folder of large files never blocks the
    * server for their sum. The new set is applied at once, after every file was read.
    */
   async loadAllAsync(): Promise<RegistryEntry[]> {
