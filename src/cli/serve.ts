@@ -34,8 +34,8 @@ Runs the runtime: webhook URLs, schedules and polls, the admin API, health and m
   --allow-private-network let core.http call private and loopback addresses (10/8, 172.16/12,
                           192.168/16, 127/8, ::1 …; default $HCM_RUNNER_ALLOW_PRIVATE_NETWORK,
                           on with --sandbox); link-local and cloud metadata addresses stay refused
-  --max-multipart-parts N parts of one multipart webhook body before 413 (default
-                          $HCM_RUNNER_MAX_MULTIPART_PARTS or 1000)
+  --max-form-parts N      parts of one multipart webhook body, or fields of one urlencoded
+                          form body, before 413 (default $HCM_RUNNER_MAX_FORM_PARTS or 1000)
   --redact-headers LIST   comma-separated caller headers redacted in $trigger.headers, added to
                           authorization, cookie, x-api-key … (default $HCM_RUNNER_REDACT_HEADERS)
 Environment: HCM_RUNNER_ADMIN_TOKEN (admin API bearer token; when unset, one is created once into
@@ -60,7 +60,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       backlog: { type: 'string' },
       'retention-days': { type: 'string' },
       'allow-private-network': { type: 'boolean' },
-      'max-multipart-parts': { type: 'string' },
+      'max-form-parts': { type: 'string' },
       'redact-headers': { type: 'string' },
     },
     serveUsage,
@@ -111,7 +111,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       env,
       // Unset flags fall back to the environment (startServer reads it).
       allowPrivateNetwork: values['allow-private-network'] || values.sandbox ? true : undefined,
-      maxMultipartParts: values['max-multipart-parts'] === undefined ? undefined : intFlag(values['max-multipart-parts'] as string, 'max-multipart-parts', 1000) || 1,
+      maxFormParts: values['max-form-parts'] === undefined ? undefined : intFlag(values['max-form-parts'] as string, 'max-form-parts', 1000) || 1,
       redactHeaders: values['redact-headers'] === undefined ? undefined : parseHeaderList(values['redact-headers'] as string),
     });
   } catch (err) {

@@ -65,8 +65,8 @@ export interface ServerOptions {
    * link-local and metadata addresses are refused either way). docs/server.md "Outbound policy".
    */
   allowPrivateNetwork?: boolean;
-  /** Parts of one multipart body (default HCM_RUNNER_MAX_MULTIPART_PARTS, else 1000). */
-  maxMultipartParts?: number;
+  /** Parts of one multipart body, fields of one urlencoded form (default HCM_RUNNER_MAX_FORM_PARTS, else 1000). */
+  maxFormParts?: number;
   /** Header names redacted in `$trigger.headers` besides the built-in list (default HCM_RUNNER_REDACT_HEADERS). */
   redactHeaders?: string[];
 }
@@ -97,7 +97,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   // Settings first: a bad value fails before anything is opened.
   const allowPrivateNetwork = opts.allowPrivateNetwork ?? envFlag(env.HCM_RUNNER_ALLOW_PRIVATE_NETWORK);
   const intake = intakeLimits({
-    maxMultipartParts: opts.maxMultipartParts ?? positiveInt(env.HCM_RUNNER_MAX_MULTIPART_PARTS, 'HCM_RUNNER_MAX_MULTIPART_PARTS'),
+    maxFormParts: opts.maxFormParts ?? positiveInt(env.HCM_RUNNER_MAX_FORM_PARTS, 'HCM_RUNNER_MAX_FORM_PARTS'),
     redactHeaders: opts.redactHeaders ?? parseHeaderList(env.HCM_RUNNER_REDACT_HEADERS),
   });
   let logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');

@@ -36,7 +36,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   child = spawn(
     process.execPath,
-    [bin, 'serve', '--dir', dir.path, '--port', String(port), '--data', data.path, '--max-multipart-parts', String(MAX_PARTS), '--redact-headers', 'X-Tenant-Secret, x-other-secret'],
+    [bin, 'serve', '--dir', dir.path, '--port', String(port), '--data', data.path, '--max-form-parts', String(MAX_PARTS), '--redact-headers', 'X-Tenant-Secret, x-other-secret'],
     { cwd: repoRoot, env: { ...process.env, HCM_RUNNER_ADMIN_TOKEN: ADMIN, HCM_RUNNER_LOG_LEVEL: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   child.stdout!.on('data', (c) => (logs += c));
@@ -109,14 +109,25 @@ function multipart(parts: Array<{ name: string; value: string; type?: string }>,
 
 const repeated = (n: number) => multipart(Array.from({ length: n }, () => ({ name: 'f', value: 'x' })));
 
-describe('multipart', () => {
+describe('multipart and form bodies', () => {
   it('60,000 parts with one name are refused with 413 at once; /healthz answers throughout', async () => {
     const { body, type } = repeated(60_000);
     expect(body.length).toBeGreaterThan(3_000_000);
     const res = await whileHealthy(() => post(urls.echo!, body, type));
     expect(res.status).toBe(413);
     expect(res.json.error).toMatch(new RegExp(`more than ${MAX_PARTS} parts`));
-    expect(res.json.error).toContain('--max-multipart-parts');
+    expect(res.json.error).toContain('--max-form-parts');
+  });
+
+  it('6 MB of form fields (3 million) are refused with 413 before parsing; so is one field past the limit', async () => {
+    const res = await whileHealthy(() => post(urls.echo!, 'a&'.repeat(3_000_000), 'application/x-www-form-urlencoded'));
+    expect(res.status).toBe(413);
+    expect(res.json.error).toMatch(new RegExp(`^form body has more than ${MAX_PARTS} fields`));
+    const fields = (n: number) => Array.from({ length: n }, (_, i) => `f=${i}`).join('&');
+    expect((await post(urls.echo!, fields(MAX_PARTS + 1), 'application/x-www-form-urlencoded')).status).toBe(413);
+    const ok = await post(urls.echo!, fields(MAX_PARTS), 'application/x-www-form-urlencoded');
+    expect(ok.status, ok.text).toBe(200);
+    expect(ok.json.parts).toBe(MAX_PARTS);
   });
 
   it('up to the configured limit, a repeated name collects every part into one array', async () => {

@@ -26,7 +26,7 @@ let port: number;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  s = await startTestServer({ dir: here, env: { FUZZ_SIGNING_SECRET: 'fuzz-signing-secret' }, limits: { backlog: 100_000 }, maxMultipartParts: MAX_PARTS });
+  s = await startTestServer({ dir: here, env: { FUZZ_SIGNING_SECRET: 'fuzz-signing-secret' }, limits: { backlog: 100_000 }, maxFormParts: MAX_PARTS });
   const u = new URL(s.url);
   host = u.hostname;
   port = Number(u.port);

@@ -27,7 +27,12 @@ export function mapBody(rawBody: Buffer, contentTypeHeader: string | undefined, 
   if (isJsonType(mediaType)) return { body: { data: parseJsonBounded(decodeText(rawBody, params.charset), limits.maxJsonDepth, 'the request body'), contentType } };
 
   if (mediaType === 'application/x-www-form-urlencoded') {
-    return { body: { data: queryToObject(rawBody.toString('utf8')), contentType } };
+    const form = rawBody.toString('utf8');
+    // Counted before parsing: 6 MB of `a&a&…` is 3 million fields (seconds of work downstream).
+    if (moreFieldsThan(form, limits.maxFormParts)) {
+      throw new WebhookRejection(413, `form body has more than ${limits.maxFormParts} fields; send fewer fields (the server's limit is --max-form-parts)`, { connection: 'close' });
+    }
+    return { body: { data: queryToObject(form), contentType } };
   }
 
   if (mediaType === 'multipart/form-data') return { body: { data: mapMultipart(rawBody, params.boundary ?? '', limits), contentType } };
@@ -44,10 +49,10 @@ export function mapBody(rawBody: Buffer, contentTypeHeader: string | undefined, 
 function mapMultipart(rawBody: Buffer, boundary: string, limits: IntakeLimits): Record<string, unknown> {
   let parts;
   try {
-    parts = parseMultipart(rawBody, boundary, limits.maxMultipartParts);
+    parts = parseMultipart(rawBody, boundary, limits.maxFormParts);
   } catch (err) {
     if (err instanceof TooManyPartsError) {
-      throw new WebhookRejection(413, `multipart/form-data body has more than ${err.limit} parts; send fewer parts (the server's limit is --max-multipart-parts)`, { connection: 'close' });
+      throw new WebhookRejection(413, `multipart/form-data body has more than ${err.limit} parts; send fewer parts (the server's limit is --max-form-parts)`, { connection: 'close' });
     }
     if (err instanceof MultipartError) throw new WebhookRejection(400, `malformed multipart/form-data body: ${err.message}`);
     throw err;
@@ -91,6 +96,18 @@ class NamedValues<T = unknown> {
   toObject(): Record<string, T | T[]> {
     return this.out;
   }
+}
+
+/** Whether `a=1&b=2…` holds more than `max` fields (empty segments are not fields). */
+function moreFieldsThan(form: string, max: number): boolean {
+  let fields = 0;
+  for (let start = 0; start <= form.length; ) {
+    let end = form.indexOf('&', start);
+    if (end < 0) end = form.length;
+    if (end > start && ++fields > max) return true;
+    start = end + 1;
+  }
+  return false;
 }
 
 /** `a=1&b=2&b=3` → `{a: '1', b: ['2', '3']}` (a prototype-free object). */

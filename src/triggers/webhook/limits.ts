@@ -7,15 +7,18 @@
 
 /** The limits one request is parsed under. */
 export interface IntakeLimits {
-  /** Parts of one multipart/form-data body; above it the request is refused with 413. */
-  maxMultipartParts: number;
+  /**
+   * Parts of one multipart/form-data body, and fields of one x-www-form-urlencoded body; above it
+   * the request is refused with 413 before the values are built.
+   */
+  maxFormParts: number;
   /** Nesting of arrays and objects in a JSON body (or JSON part); above it → 400. */
   maxJsonDepth: number;
   /** Lower-case header names whose values are replaced by `[redacted]` in `$trigger.headers`. */
   redactedHeaders: ReadonlySet<string>;
 }
 
-export const DEFAULT_MAX_MULTIPART_PARTS = 1000;
+export const DEFAULT_MAX_FORM_PARTS = 1000;
 /**
  * Deep enough for any real payload; shallow enough that nothing downstream (expressions, the
  * execution record, the store) can run out of stack on it.
@@ -39,16 +42,16 @@ export const DEFAULT_REDACTED_HEADERS: readonly string[] = [
 ];
 
 export const DEFAULT_INTAKE_LIMITS: IntakeLimits = {
-  maxMultipartParts: DEFAULT_MAX_MULTIPART_PARTS,
+  maxFormParts: DEFAULT_MAX_FORM_PARTS,
   maxJsonDepth: MAX_JSON_DEPTH,
   redactedHeaders: new Set(DEFAULT_REDACTED_HEADERS),
 };
 
 /** The limits with the operator's additions: extra header names are added to the built-in list. */
-export function intakeLimits(opts: { maxMultipartParts?: number; redactHeaders?: readonly string[] } = {}): IntakeLimits {
+export function intakeLimits(opts: { maxFormParts?: number; redactHeaders?: readonly string[] } = {}): IntakeLimits {
   const extra = (opts.redactHeaders ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean);
   return {
-    maxMultipartParts: opts.maxMultipartParts ?? DEFAULT_MAX_MULTIPART_PARTS,
+    maxFormParts: opts.maxFormParts ?? DEFAULT_MAX_FORM_PARTS,
     maxJsonDepth: MAX_JSON_DEPTH,
     redactedHeaders: extra.length ? new Set([...DEFAULT_REDACTED_HEADERS, ...extra]) : DEFAULT_INTAKE_LIMITS.redactedHeaders,
   };
