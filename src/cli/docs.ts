@@ -1,21 +1,21 @@
 /**
- * `hcm-runner docs`: regenerates what is derived from the action declarations (`npm run docs`):
- * docs/connectors/hcm.md and the editor hints in schemas/integration.schema.json.
+ * `hcm-runner docs`: regenerates everything derived from the specs and declarations
+ * (`npm run docs`): schemas/integration.schema.json, docs/connectors/hcm.md and the generated
+ * trigger reference in docs/triggers.md. Tests fail when any of them is stale.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { allActions } from '../connectors/catalog.js';
 import { writeHcmDocs } from '../connectors/hcm/docs.js';
-import { applySchemaHints } from '../definition/schema-hints.js';
+import { renderIntegrationSchema } from '../definition/integration-schema.js';
 import { integrationSchemaPath } from '../definition/schema-validator.js';
+import { writeTriggerDocs } from '../triggers/docs.js';
 import { parse } from './args.js';
 
-const usage = 'Usage: hcm-runner docs\n\nRegenerates docs/connectors/hcm.md and the editor hints in schemas/integration.schema.json\nfrom the action declarations.';
+const usage =
+  'Usage: hcm-runner docs\n\nRegenerates schemas/integration.schema.json, docs/connectors/hcm.md and the trigger reference in\ndocs/triggers.md from the specs (src/definition/file-spec.ts, src/triggers/*/spec.ts) and the action declarations.';
 
-export function renderSchemaWithHints(): string {
-  const schema = JSON.parse(readFileSync(integrationSchemaPath, 'utf8')) as Record<string, unknown>;
-  return JSON.stringify(applySchemaHints(schema, allActions), null, 2) + '\n';
-}
+/** The schema as `npm run docs` writes it (kept under this name for the staleness test). */
+export const renderSchemaWithHints = renderIntegrationSchema;
 
 export async function docsCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, {}, usage);
@@ -26,6 +26,7 @@ export async function docsCommand(argv: string[]): Promise<number> {
   const target = fileURLToPath(new URL('../../docs/connectors/hcm.md', import.meta.url));
   await writeHcmDocs(target);
   writeFileSync(integrationSchemaPath, renderSchemaWithHints());
-  process.stdout.write(`wrote ${target}\nwrote ${integrationSchemaPath}\n`);
+  const triggers = writeTriggerDocs();
+  process.stdout.write(`wrote ${target}\nwrote ${integrationSchemaPath}\nwrote ${triggers}\n`);
   return 0;
 }

@@ -18,7 +18,9 @@ export function actionKeys(): string[] {
   return [...byKey.keys()];
 }
 
-const connectionTypes = new Map<string, ConnectionTypeDecl>([[hcmConnectionType.type, hcmConnectionType]]);
+export const allConnectionTypes: readonly ConnectionTypeDecl[] = [hcmConnectionType];
+
+const connectionTypes = new Map(allConnectionTypes.map((c) => [c.type, c]));
 
 export function findConnectionType(type: string): ConnectionTypeDecl | undefined {
   return connectionTypes.get(type);

@@ -4,13 +4,15 @@
  * inputs against its action's own schema) and the compiled form the runtime uses.
  */
 import { createHash } from 'node:crypto';
-import { Cron } from 'croner';
 import { findAction, actionKeys } from '../connectors/catalog.js';
 import type { ActionDeclaration } from '../connectors/types.js';
-import { parseDuration } from '../common/duration.js';
 import { checkInputs } from './input-checks.js';
 import { ProblemSink } from './problems.js';
 import { validateAgainstSchema } from './schema-validator.js';
+import { retryOptions, stepOptions } from './file-spec.js';
+import { enumValue, numberValue, type TriggerCompileContext } from './spec.js';
+import { findTriggerSpec } from '../triggers/specs.js';
+import { webhookSpec } from '../triggers/webhook/spec.js';
 import { closest } from './suggest.js';
 import { compileTemplate, expressionsIn } from './templates.js';
 import type {
@@ -20,20 +22,13 @@ import type {
   ConnectionDefinition,
   Problem,
   RetryPolicy,
-  ScheduleTiming,
   ValueTemplate,
-  WebhookOptions,
-  WebhookResponse,
 } from './types.js';
 import { joinPointer, type YamlSource } from './yaml-source.js';
 import { fileLimits, type FileLimits } from './limits.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
-
-export const DEFAULT_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'];
-export const DEFAULT_MAX_BODY_BYTES = 6 * 1024 * 1024;
-const DEFAULT_SYNC_TIMEOUT_MS = 30_000;
 
 export interface CompileResult {
   integration?: CompiledIntegration;
@@ -78,7 +73,7 @@ function tooManySteps(doc: Obj, max: number, problems: ProblemSink): boolean {
   return found;
 }
 
-class Compiler {
+class Compiler implements TriggerCompileContext {
   private readonly connections: Record<string, ConnectionDefinition> = {};
 
   constructor(
@@ -111,11 +106,11 @@ class Compiler {
     };
   }
 
-  private template(value: unknown, pointer: string): ValueTemplate {
+  template(value: unknown, pointer: string): ValueTemplate {
     return compileTemplate(value, pointer, this.src, this.problems);
   }
 
-  private stepList(list: unknown, pointer: string, what: string): CompiledStep[] {
+  stepList(list: unknown, pointer: string, what: string): CompiledStep[] {
     if (!Array.isArray(list)) return [];
     const seen = new Map<string, number>();
     const steps: CompiledStep[] = [];
@@ -127,13 +122,13 @@ class Compiler {
         this.problems.add(joinPointer(at, 'id'), `step id "${id}" is already used by ${what}[${seen.get(id)}]; step ids must be unique`);
       } else seen.set(id, i);
       const step = this.step(raw, at, id);
-      this.checkReferences(step, [...seen.keys()].filter((k) => k !== id), list, pointer);
+      if (step) this.checkReferences(step, [...seen.keys()].filter((k) => k !== id), list);
       if (step) steps.push(step);
     });
     return steps;
   }
 
-  private step(raw: Obj, at: string, id: string): CompiledStep | undefined {
+  step(raw: Obj, at: string, id: string): CompiledStep | undefined {
     const action = this.action(raw.action, joinPointer(at, 'action'));
     const inputsRaw = isObj(raw.inputs) ? raw.inputs : {};
     const inputs = this.template(inputsRaw, joinPointer(at, 'inputs'));
@@ -148,7 +143,7 @@ class Compiler {
       forEach: raw.forEach !== undefined ? this.template(raw.forEach, joinPointer(at, 'forEach')) : undefined,
       retry: isObj(raw.retry) ? retryPolicy(raw.retry) : undefined,
       timeoutMs: typeof raw.timeoutMs === 'number' ? raw.timeoutMs : undefined,
-      onError: raw.onError === 'continue' ? 'continue' : 'fail',
+      onError: enumValue(raw, stepOptions, 'onError'),
       pointer: at,
     };
     return action ? step : undefined;
@@ -201,8 +196,7 @@ class Compiler {
   }
 
   /** `$steps.<id>` and `$errors.<id>` must name an earlier step of the same list. */
-  private checkReferences(step: CompiledStep | undefined, earlier: string[], list: unknown[], listPointer: string): void {
-    if (!step) return;
+  checkReferences(step: CompiledStep, earlier: string[], list: unknown[] = []): void {
     const all = new Set(list.map((s) => (isObj(s) && typeof s.id === 'string' ? s.id : '')));
     for (const t of [step.inputs, step.if, step.forEach]) {
       for (const expr of expressionsIn(t)) {
@@ -218,143 +212,24 @@ class Compiler {
         }
       }
     }
-    void listPointer;
   }
 
+  /** The trigger's own compile step (src/triggers/<type>/spec.ts); the schema reported an unknown type. */
   private trigger(raw: Obj): CompiledTrigger {
-    switch (raw.type) {
-      case 'schedule':
-        return {
-          type: 'schedule',
-          ...this.timing(raw),
-          overlap: raw.overlap === 'queue' || raw.overlap === 'allow' ? raw.overlap : 'skip',
-          catchUp: raw.catchUp === 'latest' ? 'latest' : 'none',
-        };
-      case 'poll': {
-        const step = this.step({ id: 'poll', action: raw.action, connection: raw.connection, inputs: raw.inputs }, '/trigger', 'poll');
-        if (step) this.checkReferences(step, [], [], '/trigger');
-        return {
-          type: 'poll',
-          ...this.timing(raw),
-          step: step ?? ({ id: 'poll' } as CompiledStep),
-          items: this.template(raw.items ?? '{% data %}', '/trigger/items'),
-          key: this.template(raw.key, '/trigger/key'),
-          mode: raw.mode === 'each' ? 'each' : 'batch',
-          maxSeen: typeof raw.maxSeen === 'number' ? raw.maxSeen : 10_000,
-        };
-      }
-      case 'appEvent':
-        return {
-          type: 'appEvent',
-          ...this.webhook(raw),
-          subscribe: this.stepList(raw.subscribe, '/trigger/subscribe', 'trigger.subscribe'),
-          unsubscribe: this.stepList(raw.unsubscribe, '/trigger/unsubscribe', 'trigger.unsubscribe'),
-        };
-      default:
-        return { type: 'webhook', ...this.webhook(raw) };
-    }
+    return (findTriggerSpec(raw.type) ?? webhookSpec).compile(raw, this);
   }
 
-  private webhook(raw: Obj): WebhookOptions {
-    const hmac = isObj(raw.hmac) ? raw.hmac : undefined;
-    return {
-      methods: Array.isArray(raw.methods) ? raw.methods.map(String) : DEFAULT_METHODS,
-      maxBodyBytes: typeof raw.maxBodyBytes === 'number' ? raw.maxBodyBytes : DEFAULT_MAX_BODY_BYTES,
-      hmac: hmac
-        ? {
-            secret: this.template(hmac.secret, '/trigger/hmac/secret'),
-            header: String(hmac.header ?? 'x-hmac-hash').toLowerCase(),
-            algorithm: (hmac.algorithm as 'sha256') ?? 'sha256',
-            encoding: hmac.encoding === 'base64' ? 'base64' : 'hex',
-            prefix: typeof hmac.prefix === 'string' ? hmac.prefix : '',
-          }
-        : undefined,
-      response: this.response(raw.response),
-    };
-  }
-
-  private response(raw: unknown): WebhookResponse {
-    if (typeof raw === 'string') return { mode: 'async', computed: this.template(raw, '/trigger/response') };
-    if (!isObj(raw)) return { mode: 'async' };
-    if (raw.mode === 'sync') {
-      for (const k of ['statusCode', 'contentType', 'headers', 'body']) {
-        if (raw[k] !== undefined) {
-          this.problems.add(`/trigger/response/${k}`, `response.${k} applies to async mode only; in sync mode a core.respond step sets the response`, undefined, 'key');
-        }
-      }
-      return { mode: 'sync', timeoutMs: typeof raw.timeoutMs === 'number' ? raw.timeoutMs : DEFAULT_SYNC_TIMEOUT_MS };
-    }
-    if (raw.timeoutMs !== undefined) this.problems.add('/trigger/response/timeoutMs', 'response.timeoutMs applies to sync mode only', undefined, 'key');
-    const field = (k: string) => (raw[k] !== undefined ? this.template(raw[k], `/trigger/response/${k}`) : undefined);
-    const custom = { statusCode: field('statusCode'), contentType: field('contentType'), headers: field('headers'), body: field('body') };
-    const any = Object.values(custom).some((v) => v !== undefined);
-    return any ? { mode: 'async', custom } : { mode: 'async' };
-  }
-
-  private timing(raw: Obj): ScheduleTiming {
-    const forms = (['every', 'cron', 'at'] as const).filter((k) => raw[k] !== undefined);
-    if (forms.length === 0) {
-      this.problems.add('/trigger', `a ${String(raw.type)} trigger needs one of every (e.g. 15m), cron (e.g. "*/5 * * * *") or at (e.g. "08:30")`);
-    } else if (forms.length > 1) {
-      this.problems.add(`/trigger/${forms[1]}`, `use only one of every, cron and at (found ${forms.join(' and ')})`, undefined, 'key');
-    }
-    const timezone = typeof raw.timezone === 'string' ? raw.timezone : 'UTC';
-    if (!isValidTimeZone(timezone)) {
-      const hint = closest(timezone, Intl.supportedValuesOf('timeZone'));
-      this.problems.add('/trigger/timezone', `unknown time zone "${timezone}"${hint ? ` — did you mean "${hint}"?` : ''}; use an IANA name such as Europe/Berlin or UTC`);
-    }
-    const timing: ScheduleTiming = { timezone };
-    if (typeof raw.every === 'string') {
-      const ms = parseDuration(raw.every);
-      // A malformed duration was reported by the schema; here only "0s" and the like remain.
-      if (ms === undefined && /^\d+(ms|s|m|h|d)$/.test(raw.every)) this.problems.add('/trigger/every', `"${raw.every}" is not a duration; write e.g. 30s, 15m, 2h or 1d (more than 0)`);
-      else timing.every = ms;
-    }
-    if (typeof raw.at === 'string' && /^\d\d:\d\d$/.test(raw.at)) {
-      const [h, m] = raw.at.split(':');
-      timing.at = raw.at;
-      timing.pattern = `0 ${Number(m)} ${Number(h)} * * *`;
-    }
-    if (typeof raw.cron === 'string') {
-      timing.cron = raw.cron;
-      const fields = raw.cron.trim().split(/\s+/).length;
-      if (fields !== 5 && fields !== 6) {
-        this.problems.add('/trigger/cron', `cron "${raw.cron}" has ${fields} fields; write 5 (minute hour day month weekday) or 6 (with seconds first)`);
-      } else {
-        try {
-          new Cron(raw.cron, { paused: true, timezone: isValidTimeZone(timezone) ? timezone : 'UTC' }).stop();
-          timing.pattern = raw.cron;
-        } catch (err) {
-          this.problems.add('/trigger/cron', `cron "${raw.cron}" does not parse: ${(err as Error).message}`);
-        }
-      }
-    }
-    return timing;
+  problem(pointer: string, message: string, part: 'key' | 'value' = 'value'): void {
+    this.problems.add(pointer, message, undefined, part);
   }
 }
 
+/** A step's retry policy: what it says, the rest from the spec's defaults (file-spec.ts). */
 export function retryPolicy(raw: Obj): RetryPolicy {
   return {
-    maxAttempts: typeof raw.maxAttempts === 'number' ? raw.maxAttempts : 3,
-    delayMs: typeof raw.delayMs === 'number' ? raw.delayMs : 1_000,
-    backoff: raw.backoff === 'exponential' ? 'exponential' : 'fixed',
-    maxDelayMs: typeof raw.maxDelayMs === 'number' ? raw.maxDelayMs : 60_000,
+    maxAttempts: numberValue(raw, retryOptions, 'maxAttempts'),
+    delayMs: numberValue(raw, retryOptions, 'delayMs'),
+    backoff: enumValue(raw, retryOptions, 'backoff'),
+    maxDelayMs: numberValue(raw, retryOptions, 'maxDelayMs'),
   };
-}
-
-const timeZoneValidity = new Map<string, boolean>();
-
-/** Whether `tz` is an IANA zone Intl knows; cached because building a formatter is costly. */
-export function isValidTimeZone(tz: string): boolean {
-  let valid = timeZoneValidity.get(tz);
-  if (valid === undefined) {
-    try {
-      new Intl.DateTimeFormat('en-US', { timeZone: tz });
-      valid = true;
-    } catch {
-      valid = false;
-    }
-    timeZoneValidity.set(tz, valid);
-  }
-  return valid;
 }

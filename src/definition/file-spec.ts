@@ -1,0 +1,77 @@
+/**
+ * The spec of the file format's own keys — the document, a step, a step's retry — and the shared
+ * value forms every spec refers to (`#/$defs/expression`, `stringValue` …). Triggers and
+ * connection types declare their keys in their own specs (definition/spec.ts).
+ */
+import type { JsonSchema, Options } from './spec.js';
+
+/** Shared value forms, written as `$defs` of the schema and referenced by the specs. */
+export const valueDefs: Record<string, JsonSchema> = {
+  expression: { description: 'A JSONata expression: a string that is exactly {% … %}.', type: 'string', pattern: '^\\s*\\{%[\\s\\S]*%\\}\\s*$' },
+  env: {
+    description: 'A value read from the environment when the integration runs.',
+    type: 'object',
+    required: ['env'],
+    additionalProperties: false,
+    properties: { env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }, default: {} },
+  },
+  anyValue: { description: 'Any value: literals, {env: NAME, default}, expressions, nested objects and arrays.' },
+  stringValue: { 'x-expect': 'a string or {env: NAME, default: …}', anyOf: [{ type: 'string' }, { $ref: '#/$defs/env' }] },
+  booleanOrExpression: { 'x-expect': 'true, false or an expression {% … %}', anyOf: [{ type: 'boolean' }, { $ref: '#/$defs/expression' }] },
+  integerValue: { 'x-expect': 'an integer, an expression {% … %} or {env: NAME}', anyOf: [{ type: 'integer' }, { $ref: '#/$defs/expression' }, { $ref: '#/$defs/env' }] },
+  duration: { description: 'A duration such as 30s, 15m, 2h or 1d.', type: 'string', pattern: '^[0-9]+(ms|s|m|h|d)$' },
+};
+
+export const documentOptions: Options = {
+  $schema: { schema: { type: 'string' } },
+  name: { schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$', maxLength: 100 }, description: 'Unique name of the integration: lower-case letters, digits and dashes.' },
+  description: { schema: { type: 'string' } },
+  enabled: { schema: { type: 'boolean' }, default: true, description: 'false = loaded and validated, never triggered (the test URL still answers).' },
+  config: {
+    schema: { type: 'object', additionalProperties: { $ref: '#/$defs/anyValue' } },
+    description: 'Values for expressions, read as $config.<key>. Each may be a literal, {env: NAME, default} or an expression.',
+  },
+  connections: {
+    schema: { type: 'object', propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_-]*$' }, additionalProperties: { $ref: '#/$defs/connection' } },
+    description: 'Named connections; a step selects one with `connection: <name>`.',
+  },
+  trigger: { schema: { $ref: '#/$defs/trigger' } },
+  steps: { schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } }, description: 'Steps run in order; each calls one action.' },
+};
+
+export const documentRequired = ['name', 'trigger', 'steps'] as const;
+
+export const retryOptions: Options = {
+  maxAttempts: { schema: { type: 'integer', minimum: 1, maximum: 20 }, default: 3, description: 'Attempts in all, the first included.' },
+  delayMs: { schema: { type: 'integer', minimum: 0, maximum: 3_600_000 }, default: 1_000, description: 'Wait before the next attempt.' },
+  backoff: { schema: { enum: ['fixed', 'exponential'] }, default: 'fixed', description: 'exponential doubles the delay each attempt, with jitter.' },
+  maxDelayMs: { schema: { type: 'integer', minimum: 0, maximum: 3_600_000 }, default: 60_000, description: 'Upper bound of the exponential delay.' },
+};
+
+export const stepOptions: Options = {
+  id: { schema: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }, description: 'Unique step id; later steps read its results as $steps.<id>.' },
+  description: { schema: { type: 'string' } },
+  action: {
+    schema: { type: 'string', pattern: '^[a-z][A-Za-z0-9]*\\.[A-Za-z][A-Za-z0-9]*$' },
+    description: 'The action: core.<name> (built-in) or hcm.<key> (HCM connector).',
+  },
+  connection: { schema: { type: 'string' }, description: 'Name of a connection under `connections`.' },
+  inputs: {
+    schema: { type: 'object', additionalProperties: { $ref: '#/$defs/anyValue' } },
+    description: "The action's inputs; each value may be a literal, {env: NAME} or an expression.",
+  },
+  if: { schema: { $ref: '#/$defs/booleanOrExpression' }, description: 'Run the step only when true.' },
+  forEach: {
+    schema: { 'x-expect': 'an expression {% … %} or an array', anyOf: [{ $ref: '#/$defs/expression' }, { type: 'array' }] },
+    description: 'Run the action once per item ($item, $index); results are the array of results.',
+  },
+  retry: { schema: { $ref: '#/$defs/retry' } },
+  timeoutMs: { schema: { type: 'integer', minimum: 1, maximum: 86_400_000 }, description: 'Per attempt.' },
+  onError: {
+    schema: { enum: ['fail', 'continue'] },
+    default: 'fail',
+    description: 'fail ends the execution; continue records the error as $errors.<id> and goes on.',
+  },
+};
+
+export const stepRequired = ['id', 'action'] as const;

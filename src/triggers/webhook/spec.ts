@@ -1,0 +1,100 @@
+/**
+ * The webhook trigger's spec: its keys (methods, body limit, HMAC, response), their defaults and
+ * the compile step. appEvent triggers take the same keys (`webhookOptions`, `compileWebhookOptions`).
+ * Spec-only: imports nothing that runs (see definition/spec.ts).
+ */
+import type { Options, TriggerCompileContext, TriggerSpec } from '../../definition/spec.js';
+import { defaultOf, enumValue, numberValue, objectSchema, stringValue } from '../../definition/spec.js';
+import type { CompiledTrigger, WebhookOptions, WebhookResponse } from '../../definition/types.js';
+
+const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
+
+export const hmacOptions: Options = {
+  secret: { schema: { $ref: '#/$defs/stringValue' } },
+  header: { schema: { type: 'string' }, default: 'x-hmac-hash' },
+  algorithm: { schema: { enum: ['sha1', 'sha256', 'sha384', 'sha512'] }, default: 'sha256' },
+  encoding: { schema: { enum: ['hex', 'base64'] }, default: 'hex' },
+  prefix: { schema: { type: 'string' }, default: '' },
+};
+
+export const responseOptions: Options = {
+  mode: { schema: { enum: ['async', 'sync'] }, default: 'async' },
+  statusCode: {
+    schema: {
+      'x-expect': 'an HTTP status code (200-599) or an expression {% … %}',
+      anyOf: [{ type: 'integer', minimum: 200, maximum: 599 }, { $ref: '#/$defs/expression' }],
+    },
+  },
+  contentType: { schema: { type: 'string' } },
+  headers: {
+    schema: {
+      'x-expect': 'a map of header names to values, or an expression {% … %}',
+      anyOf: [{ type: 'object', additionalProperties: { type: ['string', 'number', 'boolean'] } }, { $ref: '#/$defs/expression' }],
+    },
+  },
+  body: { schema: {}, description: 'Literal body or an expression.' },
+  timeoutMs: { schema: { type: 'integer', minimum: 1, maximum: 600_000 }, default: 30_000, description: 'sync only: answer 504 after this long.' },
+};
+
+export const webhookOptions: Options = {
+  methods: {
+    schema: { type: 'array', minItems: 1, uniqueItems: true, items: { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'] } },
+    default: ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'],
+    description: 'Allowed HTTP methods.',
+  },
+  maxBodyBytes: { schema: { type: 'integer', minimum: 1, maximum: 104_857_600 }, default: 6 * 1024 * 1024, description: 'Largest request body accepted (413 above).' },
+  hmac: { schema: objectSchema(hmacOptions, ['secret']), description: 'Verify an HMAC signature of the raw body; a mismatch answers 401.' },
+  response: {
+    schema: {
+      'x-expect': 'a response object {mode, statusCode, contentType, headers, body} or one expression {% … %}',
+      anyOf: [{ $ref: '#/$defs/expression' }, objectSchema(responseOptions)],
+    },
+    description: 'What the caller gets back: async (202 or a custom answer) or sync (the run\'s core.respond).',
+  },
+};
+
+type Webhook = Extract<CompiledTrigger, { type: 'webhook' }>;
+
+export const webhookSpec: TriggerSpec<Webhook> = {
+  type: 'webhook',
+  description: 'Runs when an HTTP request arrives at /webhooks/<name>.',
+  docs: 'docs/authoring.md#webhook',
+  options: webhookOptions,
+  compile: (raw, ctx) => ({ type: 'webhook', ...compileWebhookOptions(raw, ctx) }),
+};
+
+export function compileWebhookOptions(raw: Record<string, unknown>, ctx: TriggerCompileContext): WebhookOptions {
+  const hmac = isObj(raw.hmac) ? raw.hmac : undefined;
+  return {
+    methods: Array.isArray(raw.methods) ? raw.methods.map(String) : defaultOf<string[]>(webhookOptions, 'methods'),
+    maxBodyBytes: numberValue(raw, webhookOptions, 'maxBodyBytes'),
+    hmac: hmac
+      ? {
+          secret: ctx.template(hmac.secret, '/trigger/hmac/secret'),
+          header: stringValue(hmac, hmacOptions, 'header').toLowerCase(),
+          algorithm: enumValue(hmac, hmacOptions, 'algorithm'),
+          encoding: enumValue(hmac, hmacOptions, 'encoding'),
+          prefix: stringValue(hmac, hmacOptions, 'prefix'),
+        }
+      : undefined,
+    response: compileResponse(raw.response, ctx),
+  };
+}
+
+const ASYNC_ONLY = ['statusCode', 'contentType', 'headers', 'body'] as const;
+
+function compileResponse(raw: unknown, ctx: TriggerCompileContext): WebhookResponse {
+  if (typeof raw === 'string') return { mode: 'async', computed: ctx.template(raw, '/trigger/response') };
+  if (!isObj(raw)) return { mode: 'async' };
+  if (enumValue(raw, responseOptions, 'mode') === 'sync') {
+    for (const k of ASYNC_ONLY) {
+      if (raw[k] !== undefined) ctx.problem(`/trigger/response/${k}`, `response.${k} applies to async mode only; in sync mode a core.respond step sets the response`, 'key');
+    }
+    return { mode: 'sync', timeoutMs: numberValue(raw, responseOptions, 'timeoutMs') };
+  }
+  if (raw.timeoutMs !== undefined) ctx.problem('/trigger/response/timeoutMs', 'response.timeoutMs applies to sync mode only', 'key');
+  const field = (k: string) => (raw[k] !== undefined ? ctx.template(raw[k], `/trigger/response/${k}`) : undefined);
+  const custom = { statusCode: field('statusCode'), contentType: field('contentType'), headers: field('headers'), body: field('body') };
+  const any = Object.values(custom).some((v) => v !== undefined);
+  return any ? { mode: 'async', custom } : { mode: 'async' };
+}
