@@ -1,10 +1,11 @@
 /**
  * The body part of `$trigger` (the mapping table in docs/authoring.md "webhook"). Malformed or
  * too deeply nested JSON (a JSON body or a JSON-typed multipart part) is a 400 for the caller and
- * creates no execution; so is malformed multipart, and too many parts is a 413.
+ * creates no execution; so is malformed multipart, and too many parts or form fields is a 413.
  *
  * Every object built here from caller-chosen names (form fields, part names, query parameters)
- * has no prototype: a field named `constructor` or `__proto__` is a plain value like any other.
+ * holds them as own keys: a field named `constructor` or `__proto__` is a plain value like any
+ * other, never an inherited property or a prototype write.
  */
 import { binaryFromBytes } from '../../common/binary.js';
 import { decodeText, isJsonType, isTextType, isValidUtf8, parseContentType } from './content-type.js';
@@ -78,24 +79,31 @@ function mapMultipart(rawBody: Buffer, boundary: string, limits: IntakeLimits): 
 }
 
 /**
- * Name → value in a prototype-free object (every name, `__proto__` and `constructor` included, is
- * an own key); a repeated name collects its values into an array in arrival order. Appending is
- * O(1) per value, so many parts or fields with one name stay linear. No value added here is
- * itself an array, so an array always means "repeated".
+ * Name → value where every name, `__proto__` and `constructor` included, is an own key (never an
+ * inherited one, never a prototype write); a repeated name collects its values into an array in
+ * arrival order. Appending is O(1) per value, so many parts or fields with one name stay linear.
+ * No value added here is itself an array, so an array always means "repeated". A plain object
+ * (not `Object.create(null)`, which V8 keeps in slow dictionary mode) guarded by `setOwn`.
  */
 class NamedValues<T = unknown> {
-  private readonly out = Object.create(null) as Record<string, T | T[]>;
+  private readonly out: Record<string, T | T[]> = {};
 
   add(name: string, value: T): void {
+    if (!Object.hasOwn(this.out, name)) return setOwn(this.out, name, value);
     const prev = this.out[name];
-    if (!(name in this.out)) this.out[name] = value;
-    else if (Array.isArray(prev)) prev.push(value);
-    else this.out[name] = [prev as T, value];
+    if (Array.isArray(prev)) prev.push(value);
+    else setOwn(this.out, name, [prev as T, value]);
   }
 
   toObject(): Record<string, T | T[]> {
     return this.out;
   }
+}
+
+/** `target[name] = value` as an own data property, also for `__proto__` (whose assignment would set the prototype). */
+export function setOwn<T>(target: Record<string, T>, name: string, value: T): void {
+  if (name === '__proto__') Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
+  else target[name] = value;
 }
 
 /** Whether `a=1&b=2…` holds more than `max` fields (empty segments are not fields). */

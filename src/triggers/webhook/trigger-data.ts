@@ -1,5 +1,5 @@
 /** `$trigger` for a webhook request (the mapping table in docs/authoring.md "webhook"). */
-import { mapBody, queryToObject } from './body.js';
+import { mapBody, queryToObject, setOwn } from './body.js';
 import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from './limits.js';
 import type { WebhookRequest } from './request.js';
 
@@ -23,12 +23,13 @@ export interface WebhookTriggerData {
 export const REDACTED = '[redacted]';
 
 /**
- * The caller's headers as `$trigger.headers`: a prototype-free copy (a header is the caller's
- * choice of name) with the values of credential headers (`limits.redactedHeaders`) replaced.
+ * The caller's headers as `$trigger.headers`: a copy holding every name as an own key (a header is
+ * the caller's choice of name) with the values of credential headers (`limits.redactedHeaders`)
+ * replaced.
  */
 export function redactHeaders(headers: Record<string, string>, redacted: ReadonlySet<string> = DEFAULT_INTAKE_LIMITS.redactedHeaders): Record<string, string> {
-  const out = Object.create(null) as Record<string, string>;
-  for (const name in headers) out[name] = redacted.has(name) ? REDACTED : headers[name]!;
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(headers)) setOwn(out, name, redacted.has(name) ? REDACTED : headers[name]!);
   return out;
 }
 
