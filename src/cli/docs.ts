@@ -8,11 +8,12 @@ import { fileURLToPath } from 'node:url';
 import { writeHcmDocs } from '../connectors/hcm/docs.js';
 import { renderIntegrationSchema } from '../definition/integration-schema.js';
 import { integrationSchemaPath } from '../definition/schema-validator.js';
+import { renderValidatorModule, validatorModulePath } from '../definition/validator-code.js';
 import { writeTriggerDocs } from '../triggers/docs.js';
 import { parse } from './args.js';
 
 const usage =
-  'Usage: hcm-runner docs\n\nRegenerates schemas/integration.schema.json, docs/connectors/hcm.md and the trigger reference in\ndocs/triggers.md from the specs (src/definition/file-spec.ts, src/triggers/*/spec.ts) and the action declarations.';
+  'Usage: hcm-runner docs\n\nRegenerates schemas/integration.schema.json (and its precompiled validator), docs/connectors/hcm.md\nand the trigger reference in docs/triggers.md from the specs (src/definition/file-spec.ts, src/triggers/*/spec.ts) and the action declarations.';
 
 /** The schema as `npm run docs` writes it (kept under this name for the staleness test). */
 export const renderSchemaWithHints = renderIntegrationSchema;
@@ -25,8 +26,10 @@ export async function docsCommand(argv: string[]): Promise<number> {
   }
   const target = fileURLToPath(new URL('../../docs/connectors/hcm.md', import.meta.url));
   await writeHcmDocs(target);
-  writeFileSync(integrationSchemaPath, renderSchemaWithHints());
+  const schema = renderSchemaWithHints();
+  writeFileSync(integrationSchemaPath, schema);
+  writeFileSync(validatorModulePath, renderValidatorModule(JSON.parse(schema) as Record<string, unknown>));
   const triggers = writeTriggerDocs();
-  process.stdout.write(`wrote ${target}\nwrote ${integrationSchemaPath}\nwrote ${triggers}\n`);
+  process.stdout.write(`wrote ${target}\nwrote ${integrationSchemaPath}\nwrote ${validatorModulePath}\nwrote ${triggers}\n`);
   return 0;
 }

@@ -3,9 +3,9 @@
  * one clear message per mistake: anyOf alternatives collapse to what was expected, a wrong trigger
  * type reports the allowed types instead of every branch's complaints.
  */
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type Options } from 'ajv/dist/2020.js';
+import { validate as integrationValidator } from './generated/integration-validator.js';
 import addFormatsModule from 'ajv-formats';
 import { closest } from './suggest.js';
 
@@ -20,38 +20,22 @@ export interface SchemaProblem {
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
 
-export function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, useDefaults: false });
+/** The one ajv configuration: the integration validator is generated with it, action inputs compile with it. */
+export function createAjv(extra: Options = {}): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true, useDefaults: false, ...extra });
   ajv.addVocabulary(['x-expect']);
   addFormats(ajv);
   return ajv;
 }
 
-let cached: { validate: ValidateFunction; schema: Record<string, unknown> } | undefined;
-
-function integrationValidator() {
-  if (!cached) {
-    const schema = withoutEditorHints(JSON.parse(readFileSync(integrationSchemaPath, 'utf8')) as Record<string, unknown>);
-    cached = { validate: createAjv().compile(schema), schema };
-  }
-  return cached;
-}
-
 /**
- * The generated editor hints (schema-hints.ts) only annotate — per-action `if`s that never fail —
- * so validation compiles the schema without them: a third of the compile time and a 62-way
- * branch per step saved.
+ * The integration schema's validator is generated code (validator-code.ts, `npm run docs`): no
+ * schema is read or compiled when files load.
  */
-function withoutEditorHints(schema: Record<string, unknown>): Record<string, unknown> {
-  const step = (schema.$defs as Record<string, Record<string, unknown>> | undefined)?.step;
-  if (step) delete step.allOf;
-  return schema;
-}
-
 export function validateAgainstSchema(value: unknown): SchemaProblem[] {
-  const { validate, schema } = integrationValidator();
+  const validate = integrationValidator as unknown as { (v: unknown): boolean; errors?: ErrorObject[] | null };
   if (validate(value)) return [];
-  return explainErrors(validate.errors ?? [], schema);
+  return explainErrors(validate.errors ?? []);
 }
 
 /** Turns ajv errors into problems; exported for the per-action input checks too. */

@@ -24,6 +24,11 @@ describe('schemas/integration.schema.json', () => {
     expect(conn.required.filter((k: string) => k !== 'type').sort()).toEqual(required.sort());
   });
 
+  it('is what the precompiled validator was generated from (run `npm run docs` when this fails)', async () => {
+    const { renderValidatorModule, validatorModulePath } = await import('../../src/definition/validator-code.js');
+    expect(readFileSync(validatorModulePath, 'utf8') === renderValidatorModule(schema), 'src/definition/generated/integration-validator.ts is stale').toBe(true);
+  });
+
   it('is a valid 2020-12 schema that ajv compiles in strict mode', async () => {
     const { createAjv } = await import('../../src/definition/schema-validator.js');
     expect(() => createAjv().compile(schema)).not.toThrow();
