@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { writeHcmDocs } from '../connectors/hcm/docs.js';
 import { renderIntegrationSchema } from '../definition/integration-schema.js';
 import { integrationSchemaPath } from '../definition/schema-validator.js';
-import { renderValidatorModule, validatorModulePath } from '../definition/validator-code.js';
+import { allActions } from '../connectors/catalog.js';
+import { inputValidatorsModulePath, renderInputValidatorsModule, renderValidatorModule, validatorModulePath } from '../definition/validator-code.js';
 import { writeTriggerDocs } from '../triggers/docs.js';
 import { parse } from './args.js';
 
@@ -29,7 +30,8 @@ export async function docsCommand(argv: string[]): Promise<number> {
   const schema = renderSchemaWithHints();
   writeFileSync(integrationSchemaPath, schema);
   writeFileSync(validatorModulePath, renderValidatorModule(JSON.parse(schema) as Record<string, unknown>));
+  writeFileSync(inputValidatorsModulePath, renderInputValidatorsModule(allActions));
   const triggers = writeTriggerDocs();
-  process.stdout.write(`wrote ${target}\nwrote ${integrationSchemaPath}\nwrote ${validatorModulePath}\nwrote ${triggers}\n`);
+  process.stdout.write(`wrote ${target}\nwrote ${integrationSchemaPath}\nwrote ${validatorModulePath}\nwrote ${inputValidatorsModulePath}\nwrote ${triggers}\n`);
   return 0;
 }

@@ -3,24 +3,36 @@
  * missing required ones, and every literal value (types, enums, ranges such as Limit 1–100).
  * Expressions and env values are checked by the engine once they have a value.
  */
-import type { ValidateFunction } from 'ajv';
+import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
 import type { ActionDeclaration } from '../connectors/types.js';
 import { describeInput, inputSchema } from './action-schema.js';
+import { inputValidators as generated } from './generated/input-validators.js';
 import type { ProblemSink } from './problems.js';
 import { createAjv, enumGot, explainErrors } from './schema-validator.js';
 import { closest } from './suggest.js';
 import { expressionBody, isEnvValue } from './templates.js';
 import { joinPointer, type YamlSource } from './yaml-source.js';
 
-const ajv = createAjv();
-const validators = new Map<string, ValidateFunction>();
+/** A validator as both the generated code and ajv's compile return it. */
+export interface InputValidator {
+  (value: unknown): boolean;
+  errors?: ErrorObject[] | null;
+}
 
-/** The validator of one input of one action, compiled once. */
-export function inputValidator(action: ActionDeclaration, name: string): ValidateFunction {
+const precompiled = generated as unknown as Record<string, InputValidator>;
+const validators = new Map<string, InputValidator>();
+let ajv: Ajv2020 | undefined;
+
+/**
+ * The validator of one input of one action: the generated one for its schema (`npm run docs`,
+ * validator-code.ts), else — a connector outside the catalog — compiled once with ajv.
+ */
+export function inputValidator(action: ActionDeclaration, name: string): InputValidator {
   const key = `${action.key}#${name}`;
   let v = validators.get(key);
   if (!v) {
-    v = ajv.compile(inputSchema(action.inputs[name]!));
+    const schema = inputSchema(action.inputs[name]!);
+    v = precompiled[JSON.stringify(schema)] ?? (ajv ??= createAjv()).compile(schema);
     validators.set(key, v);
   }
   return v;
