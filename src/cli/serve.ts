@@ -30,6 +30,12 @@ Runs the runtime: webhook URLs, schedules and polls, the admin API, health and m
   --integration-concurrency N
                           executions of one integration at once (default 4)
   --backlog N             queued executions before webhooks get 429 (default 1000)
+  --integration-backlog N queued executions of one integration before its webhooks get 429
+                          (default $HCM_RUNNER_INTEGRATION_BACKLOG or half the backlog)
+  --max-interruptions N   times the process may stop under one execution before it is failed
+                          instead of resumed (default $HCM_RUNNER_MAX_INTERRUPTIONS or 3)
+  --max-result-bytes N    largest HTTP response body a step may read (default
+                          $HCM_RUNNER_MAX_RESULT_BYTES or 16777216)
   --retention-days N      days finished executions are kept (default 14; 0 = forever)
   --allow-private-network let core.http call private and loopback addresses (10/8, 172.16/12,
                           192.168/16, 127/8, ::1 …; default $HCM_RUNNER_ALLOW_PRIVATE_NETWORK,
@@ -58,6 +64,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
       concurrency: { type: 'string' },
       'integration-concurrency': { type: 'string' },
       backlog: { type: 'string' },
+      'integration-backlog': { type: 'string' },
+      'max-interruptions': { type: 'string' },
+      'max-result-bytes': { type: 'string' },
       'retention-days': { type: 'string' },
       'allow-private-network': { type: 'boolean' },
       'max-form-parts': { type: 'string' },
@@ -77,7 +86,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
     concurrency: intFlag((values.concurrency as string | undefined) ?? env.HCM_RUNNER_CONCURRENCY, 'concurrency', 16) || 1,
     perIntegration: intFlag((values['integration-concurrency'] as string | undefined) ?? env.HCM_RUNNER_INTEGRATION_CONCURRENCY, 'integration-concurrency', 4) || 1,
     backlog: intFlag((values.backlog as string | undefined) ?? env.HCM_RUNNER_BACKLOG, 'backlog', 1000),
+    // Unset: the dispatcher reads HCM_RUNNER_INTEGRATION_BACKLOG / HCM_RUNNER_MAX_INTERRUPTIONS.
+    ...(values['integration-backlog'] === undefined ? {} : { backlogPerIntegration: intFlag(values['integration-backlog'] as string, 'integration-backlog', 500) || 1 }),
+    ...(values['max-interruptions'] === undefined ? {} : { maxInterruptions: intFlag(values['max-interruptions'] as string, 'max-interruptions', 3) || 1 }),
   };
+  if (values['max-result-bytes'] !== undefined) env.HCM_RUNNER_MAX_RESULT_BYTES = String(intFlag(values['max-result-bytes'] as string, 'max-result-bytes', 16 * 1024 * 1024) || 1);
   const retentionDays = intFlag((values['retention-days'] as string | undefined) ?? env.HCM_RUNNER_RETENTION_DAYS, 'retention-days', 14);
   const graceMs = intFlag(env.HCM_RUNNER_SHUTDOWN_GRACE_MS, 'HCM_RUNNER_SHUTDOWN_GRACE_MS', 10_000);
 
