@@ -37,6 +37,16 @@ export interface InputDecl {
   schema?: JsonSchema;
 }
 
+/**
+ * What an action returns — its results, read by later steps as `$steps.<id>`: one line for the
+ * docs and editor hints, and the top-level keys where the result is an object.
+ */
+export interface ActionOutput {
+  description: string;
+  /** The result's top-level keys, when it is an object (for `$steps.<id>.` completion). */
+  keys?: readonly string[];
+}
+
 export interface ActionDeclaration {
   /** Full key as written in YAML, e.g. `hcm.getWorkerById`, `core.transform`. */
   key: string;
@@ -50,6 +60,8 @@ export interface ActionDeclaration {
   connectionType?: string;
   /** Extra facts for docs (method, path …); free-form, shown in the generated tables. */
   docs?: Readonly<Record<string, string>>;
+  /** The results (`$steps.<id>`). */
+  output?: ActionOutput;
 }
 
 /** A connection type's inputs, declared like action inputs. */

@@ -16,9 +16,16 @@ export function applySchemaHints(schema: Json, actions: readonly ActionDeclarati
   step.properties.action = { ...step.properties.action, examples: actions.map((a) => a.key) };
   step.allOf = actions.map((a) => ({
     if: { type: 'object', properties: { action: { const: a.key } }, required: ['action'] },
-    then: { type: 'object', properties: { inputs: { type: 'object', description: `${a.name}: ${a.description}`, properties: inputHints(a) } } },
+    then: { type: 'object', properties: { inputs: { type: 'object', description: `${a.name}: ${a.description}${resultsHint(a)}`, properties: inputHints(a) } } },
   }));
   return copy;
+}
+
+/** What `$steps.<id>` holds after the step, from the declared output. */
+function resultsHint(a: ActionDeclaration): string {
+  if (!a.output) return '';
+  const keys = a.output.keys ? ` Keys: ${a.output.keys.join(', ')}.` : '';
+  return ` Results ($steps.<id>): ${a.output.description}${keys}`;
 }
 
 function inputHints(action: ActionDeclaration): Json {

@@ -17,6 +17,7 @@ export const httpRetryInputs = {
 export const coreActions: readonly ActionDeclaration[] = [
   {
     key: 'core.transform',
+    output: { description: 'The `value` input, evaluated.' },
     name: 'Transform',
     group,
     description: 'Returns its `value` input: the declarative code block. Build any JSON with an expression.',
@@ -24,6 +25,7 @@ export const coreActions: readonly ActionDeclaration[] = [
   },
   {
     key: 'core.splitString',
+    output: { description: 'An array of strings.' },
     name: 'Split String',
     group,
     description: 'Splits a string into an array, e.g. a webhook pathFragment on "/".',
@@ -35,6 +37,7 @@ export const coreActions: readonly ActionDeclaration[] = [
   },
   {
     key: 'core.respond',
+    output: { description: 'The response it set.', keys: ['statusCode', 'contentType', 'headers', 'body'] },
     name: 'Respond',
     group,
     description: 'Sets the HTTP response of a synchronous webhook run; the run goes on.',
@@ -47,6 +50,7 @@ export const coreActions: readonly ActionDeclaration[] = [
   },
   {
     key: 'core.log',
+    output: { description: 'Nothing.' },
     name: 'Log',
     group,
     description: "Writes a line to the execution's log.",
@@ -57,6 +61,7 @@ export const coreActions: readonly ActionDeclaration[] = [
   },
   {
     key: 'core.http',
+    output: { description: 'The answer: status, headers and the body parsed as responseType says.', keys: ['status', 'headers', 'body'] },
     name: 'HTTP Request',
     group,
     description: 'Calls a third-party HTTP API (e.g. for appEvent subscriptions). Results: {status, headers, body}.',
@@ -74,6 +79,7 @@ export const coreActions: readonly ActionDeclaration[] = [
   },
   {
     key: 'core.stop',
+    output: { description: 'None: the execution ends here.' },
     name: 'Stop',
     group,
     description: 'Ends the execution successfully; optional statusCode and body answer a synchronous run.',
@@ -84,6 +90,7 @@ export const coreActions: readonly ActionDeclaration[] = [
   },
   {
     key: 'core.fail',
+    output: { description: 'None: the execution fails here.' },
     name: 'Fail',
     group,
     description: 'Fails the execution with a message.',

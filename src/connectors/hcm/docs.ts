@@ -71,10 +71,10 @@ export function renderHcmDocs(): string {
     if (!actions.length) continue;
     out.push(`## ${SERVICE_TITLES[service]}${hcmServicePrefixes[service] ? ` (\`${hcmServicePrefixes[service]}\`)` : ''}`, '');
     if (SERVICE_NOTES[service]) out.push(SERVICE_NOTES[service], '');
-    out.push('| Action | Name | Method | Path | Inputs | Wire |', '|---|---|---|---|---|---|');
+    out.push('| Action | Name | Method | Path | Inputs | Wire | Results |', '|---|---|---|---|---|---|---|');
     for (const a of actions) {
       const inputs = Object.entries(a.inputs).map(([n, d]) => describeInput(n, d)).join('<br>');
-      out.push(`| \`${a.key}\` | ${cell(a.name)} | ${a.docs?.method ?? ''} | \`${a.docs?.path ?? ''}\` | ${cell(inputs)} | ${cell(bodyNote(a))} |`);
+      out.push(`| \`${a.key}\` | ${cell(a.name)} | ${a.docs?.method ?? ''} | \`${a.docs?.path ?? ''}\` | ${cell(inputs)} | ${cell(bodyNote(a))} | ${cell(a.output?.description ?? '')} |`);
     }
     out.push('');
   }

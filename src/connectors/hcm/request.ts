@@ -116,15 +116,19 @@ export function requireInputs(decl: HcmActionDeclaration, inputs: Record<string,
   }
 }
 
-/** Limit/offset for a paged call, checked against the declared range. */
+/** Limit/offset for a paged call, checked against the range and defaults its declaration gives. */
 export function pageOf(decl: HcmActionDeclaration, inputs: Record<string, unknown>): { limit: number; offset: number } {
-  const limit = Number(inputs.limit ?? decl.inputs.limit?.default ?? 20);
-  const offset = Number(inputs.offset ?? decl.inputs.offset?.default ?? 0);
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-    throw new ActionError(`${decl.key}: limit must be an integer from 1 to 100 (got ${String(inputs.limit)})`, { code: 'invalid_input' });
+  const { limit: limitDecl, offset: offsetDecl } = decl.inputs;
+  if (!limitDecl || !offsetDecl) throw new Error(`${decl.key} is paged but declares no limit/offset inputs`);
+  const limit = Number(inputs.limit ?? limitDecl.default);
+  const offset = Number(inputs.offset ?? offsetDecl.default);
+  const [min, max] = [limitDecl.minimum ?? 1, limitDecl.maximum ?? Number.MAX_SAFE_INTEGER];
+  if (!Number.isInteger(limit) || limit < min || limit > max) {
+    throw new ActionError(`${decl.key}: limit must be an integer from ${min} to ${max} (got ${String(inputs.limit)})`, { code: 'invalid_input' });
   }
-  if (!Number.isInteger(offset) || offset < 0) {
-    throw new ActionError(`${decl.key}: offset must be an integer ≥ 0 (got ${String(inputs.offset)})`, { code: 'invalid_input' });
+  const minOffset = offsetDecl.minimum ?? 0;
+  if (!Number.isInteger(offset) || offset < minOffset) {
+    throw new ActionError(`${decl.key}: offset must be an integer ≥ ${minOffset} (got ${String(inputs.offset)})`, { code: 'invalid_input' });
   }
   return { limit, offset };
 }

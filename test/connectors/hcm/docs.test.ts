@@ -23,6 +23,16 @@ describe('docs/connectors/hcm.md', () => {
   });
 });
 
+describe('declared results', () => {
+  it('every action says what it returns, shown in the docs and the editor hints', async () => {
+    const { allActions } = await import('../../../src/connectors/catalog.js');
+    for (const a of allActions) expect(a.output?.description, a.key).toBeTruthy();
+    const listWorkers = allActions.find((a) => a.key === 'hcm.listWorkers')!;
+    expect(listWorkers.output?.keys).toEqual(['data', 'total']);
+    expect(renderHcmDocs()).toContain('One page {data, total}');
+  });
+});
+
 describe('declarations are plain data', () => {
   it('import nothing but each other and the connector types', async () => {
     const { readdirSync } = await import('node:fs');

@@ -9,7 +9,7 @@ export const absenceManagementActions = service('absenceManagement', [
   { key: 'getTimeOffDetails', name: 'Get Time Off Details',
     description: 'Time off entries for a worker; filters fromDate, toDate, status, timeOffType; all entries without query parameters.',
     inputs: { ...workerId, ...paged, ...queryParams },
-    request: { method: 'GET', path: '/workers/{workerId}/timeOffDetails', paged: true, queryParams: true } },
+    request: { method: 'GET', path: '/workers/{workerId}/timeOffDetails' } },
   { key: 'postTimeOffRequest', name: 'Post Time Off Request',
     inputs: { ...workerId, actionId: str('Action ID'), overallBusinessProcessId: str('Overall Business Process ID'),
       days: arr('Days', { required: true, description: 'Items: {date, start, end, position: {id}, reason: {id}, dailyQuantity?, comment?, timeOffType?: {id}}.',

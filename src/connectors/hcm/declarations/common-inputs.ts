@@ -1,5 +1,5 @@
 /** Small builders for input declarations, so each service file stays a readable table. */
-import type { InputDecl } from '../../types.js';
+import type { ActionOutput, InputDecl } from '../../types.js';
 import type { HcmActionDeclaration, HcmRequestDecl, Inputs } from './types.js';
 import { hcmServicePrefixes } from './types.js';
 
@@ -16,16 +16,17 @@ export const queryParams: Inputs = {
   queryParams: {
     type: 'keyValue',
     label: 'Query Params',
+    routing: 'query',
     description: 'Key/value pairs sent as query-string parameters (a map, or a list of {key, value}).',
   },
 };
 export const additionalFields: Inputs = {
-  additionalFields: obj('Additional Fields', { description: 'Extra body fields, merged last (they override standard fields).' }),
+  additionalFields: { ...obj('Additional Fields', { description: 'Extra body fields, merged last (they override standard fields).' }), routing: 'mergeBody' },
 };
 export const paged: Inputs = {
-  limit: { type: 'integer', label: 'Limit', description: 'Maximum number of objects in one response.', default: 20, minimum: 1, maximum: 100 },
-  offset: { type: 'integer', label: 'Offset', description: 'Zero-based index of the first object returned.', default: 0, minimum: 0 },
-  fetchAll: flag('Fetch All', { description: 'Fetch every page (100 per request from offset 0) and return {data, total}.', default: false }),
+  limit: { type: 'integer', label: 'Limit', description: 'Maximum number of objects in one response.', default: 20, minimum: 1, maximum: 100, routing: 'page' },
+  offset: { type: 'integer', label: 'Offset', description: 'Zero-based index of the first object returned.', default: 0, minimum: 0, routing: 'page' },
+  fetchAll: { ...flag('Fetch All', { description: 'Fetch every page (100 per request from offset 0) and return {data, total}.', default: false }), routing: 'page' },
 };
 export const instance = (withHref = true): Inputs => ({
   instanceId: str('Instance ID'),
@@ -43,13 +44,21 @@ export interface ActionSpec {
   name: string;
   description?: string;
   inputs: Inputs;
-  request: Omit<HcmRequestDecl, 'service'>;
+  /** How the request is built; paging, query parameters and body merging follow from the inputs' `routing`. */
+  request: Omit<HcmRequestDecl, 'service' | 'paged' | 'queryParams' | 'additionalFields'>;
 }
 
 /** One service's table of actions → full declarations (key `hcm.<key>`, group = service). */
 export function service(group: keyof typeof hcmServicePrefixes, specs: ActionSpec[]): HcmActionDeclaration[] {
   return specs.map((s) => {
-    const request: HcmRequestDecl = { ...s.request, service: group };
+    const routes = new Set(Object.values(s.inputs).map((i) => i.routing));
+    const request: HcmRequestDecl = {
+      ...s.request,
+      service: group,
+      ...(routes.has('page') ? { paged: true } : {}),
+      ...(routes.has('query') ? { queryParams: true } : {}),
+      ...(routes.has('mergeBody') ? { additionalFields: true } : {}),
+    };
     const path = `${hcmServicePrefixes[group]}${request.path}`;
     return {
       key: `hcm.${s.key}`,
@@ -59,7 +68,17 @@ export function service(group: keyof typeof hcmServicePrefixes, specs: ActionSpe
       connectionType: 'hcm-oauth2',
       inputs: s.inputs,
       docs: { method: request.raw ? '(input)' : request.method, path: request.raw ? '{apiUrl} + url input' : path },
+      output: outputOf(request),
       request,
     };
   });
+}
+
+/** Results by action family (docs/connectors/hcm.md): a page of a list, a document, or the resource. */
+function outputOf(r: HcmRequestDecl): ActionOutput {
+  if (r.raw) return { description: 'The response body as responseType says: parsed JSON, text, or a binary value {contentType, size, base64, filename?}.' };
+  if (r.binary) return { description: 'The document as a binary value.', keys: ['contentType', 'size', 'base64', 'filename'] };
+  if (r.paged) return { description: 'One page {data, total}; with fetchAll every item in data (truncated: true past the page cap).', keys: ['data', 'total'] };
+  if (r.method === 'GET') return { description: 'The resource (the parsed response body).' };
+  return { description: 'The parsed response body (normally the resource written).' };
 }

@@ -15,14 +15,14 @@ const templateBody = {
 
 export const connectActions = service('connect', [
   { key: 'listMessageTemplates', name: 'List Message Templates', inputs: { ...queryParams },
-    request: { method: 'GET', path: '/messageTemplates', queryParams: true } },
+    request: { method: 'GET', path: '/messageTemplates' } },
   { key: 'getMessageTemplateById', name: 'Get Message Template by ID', inputs: templateId,
     request: { method: 'GET', path: '/messageTemplates/{messageTemplateId}' } },
   { key: 'createMessageTemplate', name: 'Create Message Template', inputs: templateInputs(flag('Template Inactive', { default: true })),
-    request: { method: 'POST', path: '/messageTemplates', additionalFields: true, body: templateBody } },
+    request: { method: 'POST', path: '/messageTemplates', body: templateBody } },
   { key: 'updateMessageTemplateById', name: 'Update Message Template by ID',
     inputs: { ...templateId, ...templateInputs(flag('Template Inactive')) },
-    request: { method: 'PUT', path: '/messageTemplates/{messageTemplateId}', additionalFields: true, body: templateBody } },
+    request: { method: 'PUT', path: '/messageTemplates/{messageTemplateId}', body: templateBody } },
   { key: 'sendMessage', name: 'Send Message',
     inputs: { senderOverrideId: str('Sender Override ID', { description: "Overrides the sender's displayed icon." }),
       communicationId: str('Communication ID'), emailDetail: obj('Email Detail'),

@@ -2,7 +2,7 @@ import { date, flag, queryParams, req, service, str } from './common-inputs.js';
 
 export const customerAccountsActions = service('customerAccounts', [
   { key: 'listInvoices', name: 'List Invoices', description: 'Customer invoices and adjustments (billToCustomer, company, invoiceStatus, …).',
-    inputs: { ...queryParams }, request: { method: 'GET', path: '/invoices', queryParams: true } },
+    inputs: { ...queryParams }, request: { method: 'GET', path: '/invoices' } },
   { key: 'getInvoiceById', name: 'Get Invoice by ID', inputs: { invoiceId: req('Invoice ID') },
     request: { method: 'GET', path: '/invoices/{invoiceId}' } },
   { key: 'getInvoicePdf', name: 'Get Invoice PDF', description: 'Printed customer invoice document, returned as a binary value.',

@@ -17,15 +17,15 @@ const containerId = { fileContainerId: req('File Container ID') };
 
 export const prismAnalyticsActions = service('prismAnalytics', [
   { key: 'listTables', name: 'List Tables', description: "Tables the user's security profile permits.",
-    inputs: { ...tenant, ...paged, ...queryParams }, request: { method: 'GET', path: '/tables', paged: true, queryParams: true } },
+    inputs: { ...tenant, ...paged, ...queryParams }, request: { method: 'GET', path: '/tables' } },
   { key: 'getTableById', name: 'Get Table by ID', inputs: { ...tenant, ...tableId, ...queryParams },
-    request: { method: 'GET', path: '/tables/{tableId}', queryParams: true } },
+    request: { method: 'GET', path: '/tables/{tableId}' } },
   { key: 'createTable', name: 'Create Table', inputs: { ...tenant, ...tableInputs(flag('Enable For Analysis', { default: false })) },
     request: { method: 'POST', path: '/tables', body: tableBody } },
   { key: 'updateTableById', name: 'Update Table by ID', inputs: { ...tableId, ...tenant, ...tableInputs(flag('Enable For Analysis')) },
     request: { method: 'PUT', path: '/tables/{tableId}', body: tableBody } },
   { key: 'listDataChanges', name: 'List Data Changes', description: 'The response shape depends on the `type` query parameter.',
-    inputs: { ...tenant, ...paged, ...queryParams }, request: { method: 'GET', path: '/dataChanges', paged: true, queryParams: true } },
+    inputs: { ...tenant, ...paged, ...queryParams }, request: { method: 'GET', path: '/dataChanges' } },
   { key: 'getDataChangeById', name: 'Get Data Change by ID', inputs: { ...tenant, dataChangeId: req('Data Change ID') },
     request: { method: 'GET', path: '/dataChanges/{dataChangeId}' } },
   { key: 'createFileContainer', name: 'Create File Container', inputs: { ...tenant },

@@ -33,11 +33,11 @@ export interface HcmRequestDecl {
    * Date inputs are sent as ISO-8601; empty optional inputs are omitted.
    */
   body?: Readonly<Record<string, string>>;
-  /** Sends `limit`/`offset` (and supports `fetchAll`). */
+  /** Sends `limit`/`offset` (and supports `fetchAll`). Derived from the inputs' routing (`service()`). */
   paged?: boolean;
-  /** The `queryParams` key/value input is merged into the query string. */
+  /** The `queryParams` key/value input is merged into the query string. Derived from the inputs' routing. */
   queryParams?: boolean;
-  /** The `additionalFields` object is shallow-merged last into the body. */
+  /** The `additionalFields` object is shallow-merged last into the body. Derived from the inputs' routing. */
   additionalFields?: boolean;
   /** multipart/form-data: input name → part name (one file part). */
   multipart?: Readonly<Record<string, string>>;
@@ -52,4 +52,15 @@ export interface HcmActionDeclaration extends ActionDeclaration {
   request: HcmRequestDecl;
 }
 
-export type Inputs = Record<string, InputDecl>;
+/**
+ * Where an input goes on the wire, said on the input itself (n8n's routing) so an action's table
+ * names it once: `page` = limit/offset and fetchAll, `query` = a key/value map merged into the
+ * query string, `mergeBody` = an object shallow-merged last into the body.
+ */
+export type HcmRouting = 'page' | 'query' | 'mergeBody';
+
+export interface HcmInputDecl extends InputDecl {
+  routing?: HcmRouting;
+}
+
+export type Inputs = Record<string, HcmInputDecl>;
