@@ -9,8 +9,8 @@ import type { ActionDeclaration } from '../connectors/types.js';
 import { checkInputs } from './input-checks.js';
 import { ProblemSink } from './problems.js';
 import { validateAgainstSchema } from './schema-validator.js';
-import { retryOptions, stepOptions } from './file-spec.js';
-import { enumValue, numberValue, type TriggerCompileContext } from './spec.js';
+import { documentOptions, retryOptions, stepOptions } from './file-spec.js';
+import { defaultOf, enumValue, numberValue, type TriggerCompileContext } from './spec.js';
 import { findTriggerSpec } from '../triggers/specs.js';
 import { webhookSpec } from '../triggers/webhook/spec.js';
 import { closest } from './suggest.js';
@@ -96,7 +96,7 @@ class Compiler implements TriggerCompileContext {
     return {
       name: String(doc.name ?? ''),
       description: typeof doc.description === 'string' ? doc.description : undefined,
-      enabled: doc.enabled !== false,
+      enabled: typeof doc.enabled === 'boolean' ? doc.enabled : defaultOf<boolean>(documentOptions, 'enabled'),
       file: this.src.file,
       hash: createHash('sha256').update(this.src.text).digest('hex'),
       config,
