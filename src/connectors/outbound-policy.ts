@@ -151,7 +151,8 @@ export function hostRefusal(hostname: string, allowPrivateNetwork: boolean): str
   return isIP(host) ? refusalReason(host, allowPrivateNetwork) : undefined;
 }
 
-function policyAgent(allowPrivateNetwork: boolean): Agent {
+/** A connection pool that dials only what the policy allows; core.http's dispatcher is the HTTP stack composed on it (http/stack.ts). */
+export function outboundAgent(allowPrivateNetwork: boolean): Agent {
   const connect = buildConnector({ lookup: policyLookup(allowPrivateNetwork) as never });
   return new Agent({
     connect(opts, callback) {
@@ -164,18 +165,6 @@ function policyAgent(allowPrivateNetwork: boolean): Agent {
       connect(opts, callback);
     },
   });
-}
-
-const agents = new Map<boolean, Agent>();
-
-/** The undici dispatcher core.http sends through (one per setting, shared by all calls). */
-export function outboundDispatcher(allowPrivateNetwork: boolean): Agent {
-  let agent = agents.get(allowPrivateNetwork);
-  if (!agent) {
-    agent = policyAgent(allowPrivateNetwork);
-    agents.set(allowPrivateNetwork, agent);
-  }
-  return agent;
 }
 
 /** The policy's refusal inside whatever error undici wraps it in, if that is why a call failed. */

@@ -5,6 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { ActionError } from '../common/errors.js';
+import { thirdPartyAnswerError, callLabel } from '../connectors/core/http.js';
 import { httpError } from '../connectors/hcm/http.js';
 import type { StoredTokens, TokenStore } from '../connectors/types.js';
 import type { MockError } from './types.js';
@@ -30,22 +31,7 @@ export function mockedError(actionKey: string, e: MockError, inputs: Record<stri
       bytes: Buffer.from(JSON.stringify(body)),
     });
   }
-  if (actionKey === 'core.http') {
-    // As core.http words and classifies an error answer (connectors/core/http.ts).
-    let where = String(inputs.url ?? '');
-    try {
-      const url = new URL(where);
-      where = `${url.origin}${url.pathname}`;
-    } catch {
-      /* keep as written */
-    }
-    return new ActionError(`${String(inputs.method ?? 'GET')} ${where} answered ${statusCode}`, {
-      status: statusCode,
-      code: statusCode === 429 ? 'rate_limited' : statusCode >= 500 ? 'server_error' : 'http_error',
-      remote: body,
-      retryable: statusCode >= 500 || statusCode === 429,
-    });
-  }
+  if (actionKey === 'core.http') return thirdPartyAnswerError(callLabel(inputs.method, String(inputs.url ?? '')), statusCode, body);
   return new ActionError(message ?? `failed with ${statusCode}`, { status: statusCode, remote: body, retryable: statusCode >= 500 || statusCode === 429 });
 }
 

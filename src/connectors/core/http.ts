@@ -1,19 +1,37 @@
 /**
- * core.http: a call to a third-party API (appEvent subscriptions, notifications). Retries on 5xx
- * and network errors (every error response with retryOnAllErrors), with the same timing as Raw
- * Request (../http-retry.ts).
+ * core.http: a call to a third-party API (appEvent subscriptions, notifications), sent through
+ * the HTTP stack (../http/stack.ts) on the outbound policy's dispatcher (../outbound-policy.ts),
+ * with Raw Request's retry inputs (../http/retry.ts).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
-import { request } from 'undici';
 import { binaryFromBytes, bytesOf, isBinaryValue } from '../../common/binary.js';
 import { ActionError } from '../../common/errors.js';
 import type { ActionContext } from '../types.js';
 import { keyValuePairs } from '../key-value.js';
-import { retryDelay } from '../http-retry.js';
-import { maxResultBytes, readLimited } from '../result-limit.js';
-import { outboundDispatcher, outboundRefusal } from '../outbound-policy.js';
+import { retryRulesFrom } from '../http/retry.js';
+import { outboundDispatcher, send, type Answer } from '../http/stack.js';
+import { maxResultBytes } from '../result-limit.js';
 
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
+/** How core.http words and classifies an error answer; `remote` is the decoded body. */
+export function thirdPartyAnswerError(label: string, status: number, remote: unknown): ActionError {
+  return new ActionError(`${label} answered ${status}`, {
+    status,
+    code: status === 429 ? 'rate_limited' : status >= 500 ? 'server_error' : 'http_error',
+    remote,
+    retryable: status >= 500 || status === 429,
+  });
+}
+
+/** "METHOD origin/path": how core.http names a call in errors (no query: it may carry secrets). */
+export function callLabel(method: unknown, url: string): string {
+  let where = url;
+  try {
+    const u = new URL(url);
+    where = `${u.origin}${u.pathname}`;
+  } catch {
+    /* keep as written */
+  }
+  return `${String(method ?? 'GET')} ${where}`;
+}
 
 export async function coreHttp(inputs: Record<string, unknown>, ctx: ActionContext): Promise<unknown> {
   const url = new URL(String(inputs.url));
@@ -34,55 +52,29 @@ export async function coreHttp(inputs: Record<string, unknown>, ctx: ActionConte
       headers['content-type'] ??= 'application/json';
     }
   }
-  const maxRetries = Number(inputs.maxRetryCount ?? 0);
-  const timeoutMs = Number(inputs.timeoutMs ?? 30_000);
-  for (let attempt = 0; ; attempt++) {
-    let retryAfter: string | undefined;
-    let failure: ActionError;
-    try {
-      const res = await request(url, {
-        method: String(inputs.method ?? 'GET') as Method,
-        headers,
-        body,
-        signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]),
-        // Checks every address dialled against the outbound policy (../outbound-policy.ts).
-        dispatcher: outboundDispatcher(ctx.services.allowPrivateNetwork === true),
-      });
-      // Streamed and counted: past the step result limit the request is cancelled (../result-limit.ts).
-      const bytes = await readLimited(res.body, res.headers, maxResultBytes(ctx.services), `${inputs.method ?? 'GET'} ${url.origin}${url.pathname}`);
-      const resHeaders = Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
-      const parsed = decodeBody(bytes, resHeaders['content-type'], String(inputs.responseType ?? 'json'));
-      if (res.statusCode < 400 || inputs.failOnError === false) return { status: res.statusCode, headers: resHeaders, body: parsed };
-      retryAfter = resHeaders['retry-after'];
-      failure = new ActionError(`${inputs.method ?? 'GET'} ${url.origin}${url.pathname} answered ${res.statusCode}`, {
-        status: res.statusCode,
-        code: res.statusCode === 429 ? 'rate_limited' : res.statusCode >= 500 ? 'server_error' : 'http_error',
-        remote: parsed,
-        retryable: res.statusCode >= 500 || res.statusCode === 429,
-      });
-      const retryable = res.statusCode >= 500 || inputs.retryOnAllErrors === true;
-      if (!retryable || attempt >= maxRetries) throw failure;
-    } catch (err) {
-      if (err instanceof ActionError && (err.details.status === undefined || attempt >= maxRetries || !(err.details.status >= 500 || inputs.retryOnAllErrors))) throw err;
-      if (ctx.signal.aborted) throw ctx.signal.reason instanceof Error ? ctx.signal.reason : err;
-      const refused = outboundRefusal(err);
-      // A policy refusal is the same on every attempt: fail the step now, naming address and flag.
-      if (refused) throw new ActionError(`${inputs.method ?? 'GET'} ${url.origin}${url.pathname}: ${refused.message}`, { code: 'outbound_refused', retryable: false });
-      failure =
-        err instanceof ActionError
-          ? err
-          : new ActionError(`${inputs.method ?? 'GET'} ${url.origin}${url.pathname} failed: ${(err as Error).message}`, { code: 'network_error', retryable: true });
-      if (attempt >= maxRetries) throw failure;
-    }
-    const delay = retryDelay(attempt, { useExponentialBackoff: inputs.useExponentialBackoff === true, retryDelayMs: Number(inputs.retryDelayMs ?? 0) }, retryAfter);
-    ctx.log('warn', `${failure.message}; retry ${attempt + 1} of ${maxRetries} in ${delay} ms`);
-    await sleep(delay, undefined, { signal: ctx.signal });
-  }
+  const responseType = String(inputs.responseType ?? 'json');
+  const label = callLabel(inputs.method, url.href);
+  const answer = await send(outboundDispatcher(ctx.services.allowPrivateNetwork === true), {
+    method: String(inputs.method ?? 'GET'),
+    url: url.href,
+    headers,
+    body,
+    signal: ctx.signal,
+    label,
+    // failOnError: false → error answers are results (and not retried).
+    answerError: inputs.failOnError === false ? undefined : (a) => thirdPartyAnswerError(label, a.status, decodeBody(a, responseType)),
+    retry: retryRulesFrom(inputs, 'core.http'),
+    timeoutMs: Number(inputs.timeoutMs ?? 30_000),
+    maxBodyBytes: maxResultBytes(ctx.services),
+    log: (level, message) => ctx.log(level, message),
+  });
+  const resHeaders = Object.fromEntries(Object.entries(answer.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : String(v)]));
+  return { status: answer.status, headers: resHeaders, body: decodeBody(answer, responseType) };
 }
 
-function decodeBody(bytes: Buffer, contentType: string | undefined, responseType: string): unknown {
-  if (responseType === 'binary') return binaryFromBytes(bytes, contentType ?? 'application/octet-stream');
-  const text = bytes.toString('utf8');
+function decodeBody(answer: Answer, responseType: string): unknown {
+  if (responseType === 'binary') return binaryFromBytes(answer.bytes, answer.contentType || 'application/octet-stream');
+  const text = answer.bytes.toString('utf8');
   if (responseType === 'text') return text;
   if (!text) return null;
   try {

@@ -1,12 +1,13 @@
-/** Sends one request with the connection's bearer token (one refresh + retry on 401) and maps responses. */
-import { STATUS_CODES } from 'node:http';
-import { request } from 'undici';
+/**
+ * HCM calls: sent through the connection's dispatcher (../http/stack.ts: bearer token with one
+ * refresh on 401, body limit, timeouts, retries), error answers worded as HCM errors, bodies
+ * decoded by content type.
+ */
 import { binaryFromBytes } from '../../common/binary.js';
 import { ActionError } from '../../common/errors.js';
-import type { ResolvedConnection, TokenStore } from '../types.js';
-import { getAccessToken } from './oauth/provider.js';
-import { retryAfterMs as retryAfterHeaderMs } from '../http-retry.js';
-import { DEFAULT_MAX_RESULT_BYTES, readLimited } from '../result-limit.js';
+import type { LogLevel, ResolvedConnection, TokenStore } from '../types.js';
+import { connectionDispatcher, send, type Answer } from '../http/stack.js';
+import type { RetryRules } from '../http/retry.js';
 
 export interface AuthContext {
   connection: ResolvedConnection;
@@ -15,83 +16,39 @@ export interface AuthContext {
   /** The integration running the step, for error hints. */
   integration?: string;
   signal: AbortSignal;
-  /** Largest response body read (the step result limit, ../result-limit.ts); default 16 MiB. */
-  maxResultBytes?: number;
+  /** Largest response body read (the step result limit, ../result-limit.ts). */
+  maxResultBytes: number;
 }
 
-export interface SendSpec {
+export interface HcmRequest {
   method: string;
   url: string;
   headers: Record<string, string>;
   body?: string | Buffer;
   /** Per-attempt timeout (ms). */
   timeoutMs?: number;
+  retry?: RetryRules;
+  log?: (level: LogLevel, message: string) => void;
 }
 
-export interface HttpResult {
-  status: number;
-  statusText: string;
-  headers: Record<string, string | string[] | undefined>;
-  contentType: string;
-  bytes: Buffer;
-}
-
-function withoutAuthorization(headers: Record<string, string>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'authorization') out[k] = v;
-  return out;
-}
-
-async function once(spec: SendSpec, token: string, outer: AbortSignal, actionKey: string, maxBytes: number): Promise<HttpResult> {
-  const timeout = spec.timeoutMs ? AbortSignal.timeout(spec.timeoutMs) : undefined;
-  const signal = timeout ? AbortSignal.any([outer, timeout]) : outer;
-  try {
-    const res = await request(spec.url, {
-      method: spec.method as 'GET',
-      // The bearer token always wins over user headers.
-      headers: { ...withoutAuthorization(spec.headers), authorization: `Bearer ${token}` },
-      body: spec.body,
-      signal,
-    });
-    // Streamed and counted: past the step result limit the request is cancelled.
-    const bytes = await readLimited(res.body, res.headers, maxBytes, actionKey);
-    const ct = res.headers['content-type'];
-    return {
-      status: res.statusCode,
-      statusText: STATUS_CODES[res.statusCode] ?? '',
-      headers: res.headers,
-      contentType: (Array.isArray(ct) ? ct[0] : ct) ?? '',
-      bytes,
-    };
-  } catch (err) {
-    if (err instanceof ActionError) throw err; // e.g. the result limit
-    if (timeout?.aborted && !outer.aborted) {
-      throw new ActionError(`${actionKey}: no response within ${spec.timeoutMs} ms`, { code: 'timeout', retryable: true });
-    }
-    if (outer.aborted) throw new ActionError(`${actionKey}: request aborted`, { code: 'aborted', retryable: false });
-    const e = err as Error & { code?: string };
-    throw new ActionError(`${actionKey}: network error calling HCM (${e.code ?? e.name}: ${e.message})`, {
-      code: 'network_error',
-      retryable: true,
-    });
-  }
-}
-
-/** One logical call: bearer token, and on 401 one refresh then one retry. */
-export async function sendAuthorized(auth: AuthContext, spec: SendSpec, actionKey: string): Promise<HttpResult> {
-  const token = await getAccessToken(auth.connection, auth.tokens, auth.storeKey, auth.signal, undefined, auth.integration);
-  const maxBytes = auth.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
-  const first = await once(spec, token, auth.signal, actionKey, maxBytes);
-  if (first.status !== 401) return first;
-  const fresh = await getAccessToken(auth.connection, auth.tokens, auth.storeKey, auth.signal, token, auth.integration);
-  return once(spec, fresh, auth.signal, actionKey, maxBytes);
+/** One HCM call as `actionKey`: the answer, or the ActionError of the last attempt (httpError for error answers). */
+export function sendHcm(auth: AuthContext, req: HcmRequest, actionKey: string): Promise<Answer> {
+  const { connection, tokens, storeKey, integration, signal, maxResultBytes } = auth;
+  return send(connectionDispatcher({ connection, tokens, storeKey, integration }), {
+    ...req,
+    signal,
+    label: actionKey,
+    peer: 'HCM',
+    answerError: (answer) => httpError(actionKey, answer),
+    maxBodyBytes: maxResultBytes,
+  });
 }
 
 const isJson = (ct: string) => /\bjson\b/i.test(ct);
 const isText = (ct: string) => /^text\/|xml|javascript|x-www-form-urlencoded/i.test(ct);
 
 /** Body by content type: JSON parsed, text as a string, anything else a binary value. */
-export function parseBody(r: HttpResult, mode: 'auto' | 'json' | 'text' | 'binary' = 'auto'): unknown {
+export function parseBody(r: Answer, mode: 'auto' | 'json' | 'text' | 'binary' = 'auto'): unknown {
   const ct = r.contentType.split(';')[0]!.trim();
   if (mode === 'binary') return binaryFromBytes(r.bytes, ct || 'application/octet-stream');
   const text = () => r.bytes.toString('utf8');
@@ -119,7 +76,7 @@ export function errorCodeFor(status: number): string {
 }
 
 /** An ActionError for an error response, naming the action; the remote's `error`/`errors` only. */
-export function httpError(actionKey: string, r: HttpResult): ActionError {
+export function httpError(actionKey: string, r: Answer): ActionError {
   let remote: { error?: unknown; errors?: unknown } | undefined;
   try {
     const body = JSON.parse(r.bytes.toString('utf8')) as Record<string, unknown>;
@@ -144,9 +101,4 @@ export function httpError(actionKey: string, r: HttpResult): ActionError {
     remote,
     retryable: r.status === 429 || r.status >= 500 || r.status === 408,
   });
-}
-
-/** Retry-After (seconds or an HTTP date) → ms, or undefined. */
-export function retryAfterMs(r: HttpResult): number | undefined {
-  return retryAfterHeaderMs(r.headers['retry-after'] as string | string[] | undefined);
 }

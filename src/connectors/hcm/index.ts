@@ -2,7 +2,7 @@
 import { ActionError } from '../../common/errors.js';
 import type { ActionContext, ActionDeclaration, Connector } from '../types.js';
 import { hcmActions, hcmConnectionType, HCM_CONNECTION_TYPE, type HcmActionDeclaration } from './declarations/index.js';
-import { httpError, parseBody, sendAuthorized, type AuthContext } from './http.js';
+import { parseBody, sendHcm, type AuthContext } from './http.js';
 import { maxResultBytes } from '../result-limit.js';
 import { encodeMultipart } from './multipart.js';
 import { connectionConfig, tokenStoreKey } from './oauth/config.js';
@@ -28,8 +28,7 @@ async function call(decl: HcmActionDeclaration, inputs: Record<string, unknown>,
   } else if (built.json !== undefined) {
     body = JSON.stringify(built.json);
   }
-  const res = await sendAuthorized(auth, { method: built.method, url: built.url, headers, body }, decl.key);
-  if (res.status >= 400) throw httpError(decl.key, res);
+  const res = await sendHcm(auth, { method: built.method, url: built.url, headers, body }, decl.key);
   return parseBody(res, decl.request.binary ? 'binary' : 'auto');
 }
 

@@ -6,13 +6,12 @@
 import { isBinaryValue, type BinaryValue } from '../../common/binary.js';
 import { ActionError } from '../../common/errors.js';
 import type { LogLevel } from '../types.js';
-import { httpError, parseBody, sendAuthorized, type AuthContext, type HttpResult } from './http.js';
-import { retryDelay as sharedRetryDelay, type RetryTiming } from '../http-retry.js';
+import { nonNegativeInput, retryRulesFrom } from '../http/retry.js';
+import { parseBody, sendHcm, type AuthContext } from './http.js';
 import { encodeMultipart, type FilePart } from './multipart.js';
 import { joinUrl, keyValuePairs } from './request.js';
 
 const KEY = 'hcm.rawRequest';
-export { BACKOFF_BASE_MS, BACKOFF_MAX_MS, RETRY_AFTER_MAX_MS } from '../http-retry.js';
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
 const invalid = (msg: string) => new ActionError(`${KEY}: ${msg}`, { code: 'invalid_input' });
@@ -56,20 +55,6 @@ function asStringMap(value: unknown, label: string): Record<string, unknown> {
 
 const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(typeof v === 'object' && !isBinaryValue(v) && Object.keys(v as object).length === 0);
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve, reject) => {
-    if (ms <= 0) return resolve();
-    if (signal.aborted) return reject(new ActionError(`${KEY}: aborted`, { code: 'aborted' }));
-    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
-    const onAbort = () => { clearTimeout(t); reject(new ActionError(`${KEY}: aborted`, { code: 'aborted' })); };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-
-/** Delay before retry number `n` (0-based). */
-export function retryDelay(n: number, opts: RetryTiming, last?: HttpResult): number {
-  return sharedRetryDelay(n, opts, last?.headers['retry-after'] as string | string[] | undefined);
-}
-
 export async function rawRequest(
   inputs: Record<string, unknown>,
   auth: AuthContext & { apiUrl: string },
@@ -83,16 +68,8 @@ export async function rawRequest(
 
   const responseType = (inputs.responseType ?? 'json') as string;
   if (!['json', 'text', 'binary'].includes(responseType)) throw invalid('responseType must be json, text or binary');
-  const num = (k: string, def: number) => {
-    const v = inputs[k] === undefined || inputs[k] === null || inputs[k] === '' ? def : Number(inputs[k]);
-    if (!Number.isFinite(v) || v < 0) throw invalid(`${k} must be a number ≥ 0`);
-    return v;
-  };
-  const maxRetryCount = Math.floor(num('maxRetryCount', 0));
-  const retryDelayMs = num('retryDelayMs', 0);
-  const timeoutMs = inputs.timeout === undefined || inputs.timeout === null || inputs.timeout === '' ? undefined : num('timeout', 0) || undefined;
-  const retryOnAllErrors = inputs.retryOnAllErrors === true;
-  const useExponentialBackoff = inputs.useExponentialBackoff === true;
+  const retry = retryRulesFrom(inputs, KEY);
+  const timeoutMs = nonNegativeInput(inputs, 'timeout', KEY) || undefined;
 
   const formData = keyValuePairs(inputs.formData, `${KEY}: formData`);
   const fileData = asStringMap(inputs.fileData, 'fileData');
@@ -101,7 +78,7 @@ export async function rawRequest(
   const multipart = formData.length > 0 || Object.keys(fileData).length > 0;
   if (present(inputs.data) && multipart) throw invalid('data cannot be combined with formData or fileData');
 
-  // User headers first, then multipart/body headers, then Authorization (added by sendAuthorized).
+  // User headers first, then multipart/body headers, then Authorization (added by the connection's dispatcher).
   const headers: Record<string, string> = { accept: responseType === 'json' ? 'application/json' : '*/*' };
   for (const [k, v] of keyValuePairs(inputs.header, `${KEY}: header`)) headers[k.toLowerCase()] = v;
   let body: string | Buffer | undefined;
@@ -129,21 +106,6 @@ export async function rawRequest(
     }
   }
 
-  for (let attempt = 0; ; attempt++) {
-    let result: HttpResult | undefined;
-    let failure: ActionError;
-    try {
-      result = await sendAuthorized(auth, { method, url, headers, body, timeoutMs }, KEY);
-      if (result.status < 400) return parseBody(result, responseType as 'json');
-      failure = httpError(KEY, result);
-    } catch (err) {
-      if (!(err instanceof ActionError) || !['network_error', 'timeout'].includes(err.details.code ?? '')) throw err;
-      failure = err;
-    }
-    const retryable = result ? retryOnAllErrors || result.status >= 500 : true;
-    if (!retryable || attempt >= maxRetryCount) throw failure;
-    const wait = retryDelay(attempt, { useExponentialBackoff, retryDelayMs }, result);
-    log('warn', `${KEY}: attempt ${attempt + 1} failed (${failure.details.status ?? failure.details.code}); retrying in ${wait} ms`);
-    await sleep(wait, auth.signal);
-  }
+  const answer = await sendHcm(auth, { method, url, headers, body, timeoutMs, retry, log }, KEY);
+  return parseBody(answer, responseType as 'json');
 }

@@ -128,8 +128,8 @@ describe('hcm.rawRequest', () => {
 });
 
 describe('retryDelay', async () => {
-  const { retryDelay } = await import('../../../src/connectors/hcm/raw-request.js');
-  const res = (retryAfter?: string) => ({ status: 429, statusText: '', contentType: '', bytes: Buffer.alloc(0), headers: retryAfter ? { 'retry-after': retryAfter } : {} });
+  const { retryDelay } = await import('../../../src/connectors/http/retry.js');
+  const res = (retryAfter?: string) => retryAfter;
   it('fixed delay without backoff; jittered doubling with a cap; Retry-After seconds or HTTP date', () => {
     expect(retryDelay(3, { useExponentialBackoff: false, retryDelayMs: 250 }, res('9'))).toBe(250);
     for (let n = 0; n < 20; n++) {
