@@ -114,6 +114,17 @@ describe('hcm.rawRequest', () => {
     expect(count()).toBe(2);
   });
 
+  it('an abort (step timeout, shutdown) ends the wait between retries', async () => {
+    h.sb.addFault({ match: { pathIncludes: '/supplierInvoiceRequests' }, status: 500 });
+    const abort = new AbortController();
+    const pending = failure(invoke(h, 'rawRequest', { url: SIR, method: 'GET', maxRetryCount: 2, retryDelayMs: 60_000 }, abort.signal));
+    // After the first answer the call sleeps a minute (the test's own timeout fails it if the abort is ignored).
+    await new Promise<void>((r) => { const t = setInterval(() => { if (count() === 1) { clearInterval(t); r(); } }, 10); });
+    abort.abort(new Error('step timed out'));
+    expect((await pending).details).toMatchObject({ code: 'aborted', retryable: false });
+    expect(count()).toBe(1);
+  });
+
   it('applies the timeout per attempt', async () => {
     h.sb.addFault({ match: { pathIncludes: '/supplierInvoiceRequests' }, latencyMs: 1500, times: 1 });
     const res = (await raw({ url: SIR, method: 'GET', timeout: 200, maxRetryCount: 1 })) as { data: unknown[] };
