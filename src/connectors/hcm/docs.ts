@@ -34,6 +34,7 @@ function describeInput(name: string, d: InputDecl): string {
 
 function bodyNote(a: (typeof hcmActions)[number]): string {
   const r = a.request;
+  if (r.raw) return 'method, URL, query, headers and body (JSON or multipart) from the inputs';
   const parts: string[] = [];
   if (r.paged) parts.push('paged (`limit`/`offset`, `fetchAll`)');
   if (r.queryParams) parts.push('`queryParams` → query string');

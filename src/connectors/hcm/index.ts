@@ -29,7 +29,7 @@ async function call(decl: HcmActionDeclaration, inputs: Record<string, unknown>,
     body = JSON.stringify(built.json);
   }
   const res = await sendHcm(auth, { method: built.method, url: built.url, headers, body }, decl.key);
-  return parseBody(res, decl.request.binary ? 'binary' : 'auto');
+  return parseBody(res, !decl.request.raw && decl.request.binary ? 'binary' : 'auto');
 }
 
 async function fetchAll(decl: HcmActionDeclaration, inputs: Record<string, unknown>, auth: AuthContext & { apiUrl: string }, ctx: ActionContext) {

@@ -10,9 +10,14 @@ import { nonNegativeInput, retryRulesFrom } from '../http/retry.js';
 import { parseBody, sendHcm, type AuthContext } from './http.js';
 import { encodeMultipart, type FilePart } from './multipart.js';
 import { joinUrl, keyValuePairs } from './request.js';
+import { rawActions } from './declarations/raw.js';
 
-const KEY = 'hcm.rawRequest';
-const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
+/** The declaration (declarations/raw.ts) is the one list of methods and response types. */
+const declared = rawActions[0]!;
+const KEY = declared.key;
+const METHODS = new Set(declared.inputs.method!.enum as readonly string[]);
+const RESPONSE_TYPES = declared.inputs.responseType!.enum as readonly string[];
+const orList = (items: readonly string[]) => `${items.slice(0, -1).join(', ')} or ${items[items.length - 1]}`;
 
 const invalid = (msg: string) => new ActionError(`${KEY}: ${msg}`, { code: 'invalid_input' });
 
@@ -66,8 +71,8 @@ export async function rawRequest(
   const query = keyValuePairs(inputs.queryParameter, `${KEY}: queryParameter`);
   if (query.length) url += (url.includes('?') ? '&' : '?') + new URLSearchParams(query).toString();
 
-  const responseType = (inputs.responseType ?? 'json') as string;
-  if (!['json', 'text', 'binary'].includes(responseType)) throw invalid('responseType must be json, text or binary');
+  const responseType = String(inputs.responseType ?? declared.inputs.responseType!.default);
+  if (!RESPONSE_TYPES.includes(responseType)) throw invalid(`responseType must be ${orList(RESPONSE_TYPES)}`);
   const retry = retryRulesFrom(inputs, KEY);
   const timeoutMs = nonNegativeInput(inputs, 'timeout', KEY) || undefined;
 

@@ -144,6 +144,7 @@ export function buildRequest(
   page?: { limit: number; offset: number },
 ): BuiltRequest {
   const r = decl.request;
+  if (r.raw) throw new Error(`${decl.key}: Raw Request is sent by raw-request.ts, not built from a declaration`);
   const inputs = withDefaults(decl, rawInputs);
   requireInputs(decl, inputs);
   const template = `${hcmServicePrefixes[r.service]}${r.path}`;

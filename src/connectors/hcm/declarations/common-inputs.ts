@@ -1,6 +1,6 @@
 /** Small builders for input declarations, so each service file stays a readable table. */
 import type { ActionOutput, InputDecl } from '../../types.js';
-import type { HcmActionDeclaration, HcmRequestDecl, Inputs } from './types.js';
+import type { HcmActionDeclaration, HcmRequestDecl, HcmRoutedRequestDecl, Inputs } from './types.js';
 import { hcmServicePrefixes } from './types.js';
 
 export const str = (label: string, extra: Partial<InputDecl> = {}): InputDecl => ({ type: 'string', label, ...extra });
@@ -45,14 +45,19 @@ export interface ActionSpec {
   description?: string;
   inputs: Inputs;
   /** How the request is built; paging, query parameters and body merging follow from the inputs' `routing`. */
-  request: Omit<HcmRequestDecl, 'service' | 'paged' | 'queryParams' | 'additionalFields'>;
+  request: Omit<HcmRoutedRequestDecl, 'service' | 'paged' | 'queryParams' | 'additionalFields'> | { raw: true };
 }
 
 /** One service's table of actions → full declarations (key `hcm.<key>`, group = service). */
 export function service(group: keyof typeof hcmServicePrefixes, specs: ActionSpec[]): HcmActionDeclaration[] {
   return specs.map((s) => {
+    const common = { key: `hcm.${s.key}`, name: s.name, group, connectionType: 'hcm-oauth2' as const, inputs: s.inputs };
+    if (s.request.raw) {
+      const request: HcmRequestDecl = { raw: true, service: 'raw' };
+      return { ...common, description: s.description ?? s.name, docs: { method: '(input)', path: '{apiUrl} + url input' }, output: outputOf(request), request };
+    }
     const routes = new Set(Object.values(s.inputs).map((i) => i.routing));
-    const request: HcmRequestDecl = {
+    const request: HcmRoutedRequestDecl = {
       ...s.request,
       service: group,
       ...(routes.has('page') ? { paged: true } : {}),
@@ -61,13 +66,9 @@ export function service(group: keyof typeof hcmServicePrefixes, specs: ActionSpe
     };
     const path = `${hcmServicePrefixes[group]}${request.path}`;
     return {
-      key: `hcm.${s.key}`,
-      name: s.name,
+      ...common,
       description: s.description ?? `${s.name} (${request.method} ${path}).`,
-      group,
-      connectionType: 'hcm-oauth2',
-      inputs: s.inputs,
-      docs: { method: request.raw ? '(input)' : request.method, path: request.raw ? '{apiUrl} + url input' : path },
+      docs: { method: request.method, path },
       output: outputOf(request),
       request,
     };

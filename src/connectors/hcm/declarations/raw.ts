@@ -21,5 +21,5 @@ export const rawActions = service('raw', [
       maxRetryCount: { type: 'integer', label: 'Max Retry Count', description: 'Maximum retries; 0 means none.', default: 0, minimum: 0, maximum: 10 },
       useExponentialBackoff: flag('Use Exponential Backoff', { default: false, description: 'Doubling delay with jitter; honours Retry-After.' }),
     },
-    request: { method: 'GET', path: '', raw: true } },
+    request: { raw: true } },
 ]);

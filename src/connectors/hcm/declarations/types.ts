@@ -23,7 +23,9 @@ export const hcmServicePrefixes = {
 
 export type HcmService = keyof typeof hcmServicePrefixes;
 
-export interface HcmRequestDecl {
+/** A request built from the declaration by the one generic builder (`../request.ts`). */
+export interface HcmRoutedRequestDecl {
+  raw?: false;
   method: HcmMethod;
   service: HcmService;
   /** Path after the prefix; `{input}` placeholders are filled from inputs (percent-encoded). */
@@ -43,9 +45,18 @@ export interface HcmRequestDecl {
   multipart?: Readonly<Record<string, string>>;
   /** The response is a document (PDF …), returned as a binary value. */
   binary?: boolean;
-  /** Raw Request: handled by `raw-request.ts`. */
-  raw?: boolean;
 }
+
+/**
+ * Raw Request: method, URL, query, headers, body and retries all come from its inputs (declared
+ * in `raw.ts` with their types, enums and defaults); `../raw-request.ts` sends it.
+ */
+export interface HcmRawRequestDecl {
+  raw: true;
+  service: 'raw';
+}
+
+export type HcmRequestDecl = HcmRoutedRequestDecl | HcmRawRequestDecl;
 
 export interface HcmActionDeclaration extends ActionDeclaration {
   connectionType: 'hcm-oauth2';
