@@ -7,7 +7,7 @@
  * they are stale). Specs are plain data plus a compile step: they import nothing that runs.
  */
 import type { JsonSchema } from '../connectors/types.js';
-import type { CompiledStep, CompiledTrigger, ScheduleTiming, ValueTemplate } from './types.js';
+import type { CompiledStep, CompiledTrigger, ValueTemplate } from './types.js';
 
 export type { JsonSchema };
 
@@ -77,7 +77,6 @@ export function valueOr<T>(raw: Record<string, unknown>, options: Options, key: 
   return (accept(raw[key]) ? raw[key] : defaultOf<T>(options, key)) as T;
 }
 
-export type { ScheduleTiming };
 
 /** `raw[key]` when it is one of the spec's enum values, else the default. */
 export function enumValue<T>(raw: Record<string, unknown>, options: Options, key: string): T {

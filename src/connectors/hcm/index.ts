@@ -13,8 +13,11 @@ export { hcmActions, hcmConnectionType } from './declarations/index.js';
 
 const byKey = new Map(hcmActions.map((a) => [a.key, a]));
 
-/** fetchAll stops after this many pages (100 items each) and reports `truncated: true`. */
-export const fetchAllLimits = { pageSize: 100, maxPages: 1000 };
+/**
+ * fetchAll stops after this many pages and reports `truncated: true`. Each page is as large as the
+ * declaration's `limit` allows (its maximum, 100).
+ */
+export const fetchAllLimits = { maxPages: 1000 };
 
 async function call(decl: HcmActionDeclaration, inputs: Record<string, unknown>, auth: AuthContext & { apiUrl: string }, page?: { limit: number; offset: number }) {
   const built = buildRequest(decl, inputs, auth.apiUrl, page);
@@ -35,7 +38,8 @@ async function call(decl: HcmActionDeclaration, inputs: Record<string, unknown>,
 async function fetchAll(decl: HcmActionDeclaration, inputs: Record<string, unknown>, auth: AuthContext & { apiUrl: string }, ctx: ActionContext) {
   const data: unknown[] = [];
   let total: number | undefined;
-  const { pageSize, maxPages } = fetchAllLimits;
+  const { maxPages } = fetchAllLimits;
+  const pageSize = pageOf(decl, { limit: decl.inputs.limit?.maximum }).limit;
   for (let page = 0; page < maxPages; page++) {
     const res = (await call(decl, inputs, auth, { limit: pageSize, offset: page * pageSize })) as Record<string, unknown> | null;
     const items = Array.isArray(res?.data) ? (res.data as unknown[]) : [];
