@@ -2,6 +2,10 @@
 import { createHash } from 'node:crypto';
 import { ActionError } from '../../../common/errors.js';
 import type { ResolvedConnection } from '../../types.js';
+import { hcmConnectionType } from '../declarations/index.js';
+
+/** Which keys are required, and clientAuth's values and default: the connection type's declaration. */
+const declared = hcmConnectionType.inputs;
 
 export interface HcmConnectionConfig {
   authorizeUrl: string;
@@ -18,28 +22,28 @@ export interface HcmConnectionConfig {
 export function connectionConfig(conn: ResolvedConnection | undefined): HcmConnectionConfig & { name: string } {
   if (!conn) throw new ActionError('this action needs an HCM connection (connection: on the step)', { code: 'invalid_input' });
   const c = conn.config;
-  const s = (k: string, required: boolean): string | undefined => {
+  const s = (k: keyof typeof declared & string): string | undefined => {
     const v = c[k];
     if (v === undefined || v === null || v === '') {
-      if (required) throw new ActionError(`connection ${conn.name}: ${k} is required`, { code: 'invalid_connection' });
+      if (declared[k]?.required) throw new ActionError(`connection ${conn.name}: ${k} is required`, { code: 'invalid_connection' });
       return undefined;
     }
     return String(v);
   };
-  const tenantId = s('tenantId', false) ?? '';
+  const tenantId = s('tenantId') ?? '';
   const sub = (u: string) => u.replaceAll('<tenant_id>', encodeURIComponent(tenantId));
   const scopes = c.scopes;
   return {
     name: conn.name,
-    authorizeUrl: sub(s('authorizeUrl', true)!),
-    tokenUrl: sub(s('tokenUrl', true)!),
-    apiUrl: s('apiUrl', true)!,
+    authorizeUrl: sub(s('authorizeUrl')!),
+    tokenUrl: sub(s('tokenUrl')!),
+    apiUrl: s('apiUrl')!,
     tenantId,
-    clientId: s('clientId', true)!,
-    clientSecret: s('clientSecret', true)!,
-    scopes: Array.isArray(scopes) ? scopes.join(' ') : s('scopes', false),
-    refreshToken: s('refreshToken', false),
-    clientAuth: c.clientAuth === 'basic' ? 'basic' : 'body',
+    clientId: s('clientId')!,
+    clientSecret: s('clientSecret')!,
+    scopes: Array.isArray(scopes) ? scopes.join(' ') : s('scopes'),
+    refreshToken: s('refreshToken'),
+    clientAuth: (declared.clientAuth!.enum!.includes(c.clientAuth) ? c.clientAuth : declared.clientAuth!.default) as HcmConnectionConfig['clientAuth'],
   };
 }
 
