@@ -15,8 +15,9 @@ import { createAjv } from './schema-validator.js';
 type StandaloneCode = (ajv: Ajv2020, refsOrFunc?: ValidateFunction | Record<string, string>) => string;
 const standaloneCode = ((standaloneCodeModule as unknown as { default?: StandaloneCode }).default ?? standaloneCodeModule) as unknown as StandaloneCode;
 
-export const validatorModulePath = fileURLToPath(new URL('./generated/integration-validator.ts', import.meta.url));
-export const inputValidatorsModulePath = fileURLToPath(new URL('./generated/input-validators.ts', import.meta.url));
+// Paths from the repository root: `npm run docs` runs this from dist/, the files live in src/.
+export const validatorModulePath = fileURLToPath(new URL('../../src/definition/generated/integration-validator.ts', import.meta.url));
+export const inputValidatorsModulePath = fileURLToPath(new URL('../../src/definition/generated/input-validators.ts', import.meta.url));
 
 /**
  * What validation checks: the schema without the editor hints. The hints (schema-hints.ts) only
