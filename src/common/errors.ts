@@ -44,3 +44,37 @@ export class StorageUnavailableError extends Error {
     this.name = 'StorageUnavailableError';
   }
 }
+
+/**
+ * A failure that has an HTTP answer: status, message (answered as `{"error": message}` or as the
+ * console's error page) and headers such as Retry-After. Every HTTP-facing rule throws this one
+ * type (webhook rejections, admin API and console errors, backpressure); the server's single
+ * error handler (src/server/app.ts) and webhook intake (src/triggers/webhook/intake.ts) answer
+ * it through `httpErrorOf` and `errorResponse` below.
+ */
+export class HttpError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 413 | 415 | 429 | 500 | 501 | 503,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+}
+
+/**
+ * The HTTP answer of an error, when it has one: an `HttpError` as it is, a
+ * `StorageUnavailableError` as 503 with Retry-After (the operator's to fix; callers retry later).
+ * Anything else is a bug or an unexpected failure: undefined (the caller answers 500).
+ */
+export function httpErrorOf(err: unknown): HttpError | undefined {
+  if (err instanceof HttpError) return err;
+  if (err instanceof StorageUnavailableError) return new HttpError(503, err.message, { 'retry-after': String(err.retryAfterSec) });
+  return undefined;
+}
+
+/** The JSON form of an HTTP error: `{"error": message}` with its status and headers. */
+export function errorResponse(err: HttpError): { status: number; headers: Record<string, string>; body: string } {
+  return { status: err.status, headers: { ...err.headers, 'content-type': 'application/json' }, body: JSON.stringify({ error: err.message }) };
+}

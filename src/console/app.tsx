@@ -6,10 +6,11 @@
  */
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { HttpError } from '../common/errors.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { captureStream, executionStream } from '../server/event-stream.js';
 import { callbackPath } from '../server/oauth.js';
-import { AdminOperations, ApiError, EXECUTION_STATUSES } from '../server/operations.js';
+import { AdminOperations, EXECUTION_STATUSES } from '../server/operations.js';
 import type { AppEnv } from '../server/types.js';
 import { consoleAssets } from './assets.js';
 import { ConnectionsPage } from './pages/connections.js';
@@ -123,7 +124,7 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
       const { executionId } = await ops.run(name, payload, true);
       return c.redirect(executionUrl(executionId), 303);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status === 404) throw err;
+      if (!(err instanceof HttpError) || err.status === 404) throw err;
       return integrationPage(c, name, { runPayload: text, error: err.message }, err.status as 409);
     }
   });
@@ -173,7 +174,7 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
     try {
       executions = await ops.executions({ integration, status, limit: 100 });
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
+      if (!(err instanceof HttpError)) throw err;
       error = err.message;
     }
     return c.html(<ExecutionsPage executions={executions} integrations={names} statuses={EXECUTION_STATUSES} integration={integration} status={status} error={error} />);
@@ -194,19 +195,26 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
       const { url } = await ops.authorize(c.req.param('integration'), c.req.param('connection'));
       return c.redirect(url, 303);
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
+      if (!(err instanceof HttpError)) throw err;
       return c.html(<ConnectionsPage connections={await ops.connections()} callbackUrl={callbackPath(runtime)} error={err.message} />, err.status as 400);
     }
   });
 
   // Last: anything else under /console (a sub-app's notFound is not used once mounted).
   app.all('/console/*', (c) => c.html(page('Not found', `Nothing at ${c.req.path}.`), 404));
-  app.onError((err, c) => {
-    if (err instanceof ApiError) return c.html(page('Cannot do that', err.message), err.status, err.headers);
-    runtime.logger?.error({ err: err.message, path: c.req.path }, 'console request failed');
-    return c.html(page('Something went wrong', `Internal error: ${err.message}`), 500);
-  });
+  // Errors are answered by the app's one error handler (src/server/app.ts), through consoleErrorPage.
   return app;
+}
+
+/** Whether a request belongs to the console (its errors are pages, not JSON). */
+export function isConsolePath(path: string): boolean {
+  return path === '/console' || path.startsWith('/console/');
+}
+
+/** The console's page for a failed request: `http` when the error has an HTTP answer, else a 500. */
+export function consoleErrorPage(c: Context<AppEnv>, err: Error, http: HttpError | undefined): Response | Promise<Response> {
+  if (http) return c.html(page(http.status === 429 || http.status === 503 ? 'Try again later' : 'Cannot do that', http.message), http.status, http.headers);
+  return c.html(page('Something went wrong', `Internal error: ${err.message}`), 500);
 }
 
 /** A redirect target after sign-in: only a console path (never another site). */

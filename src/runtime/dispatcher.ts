@@ -9,7 +9,7 @@ import type { HttpResponseSpec, RuntimeServices } from '../connectors/types.js';
 import { runExecution } from '../engine/run.js';
 import type { ExecutionRecord, LogEntry } from '../engine/record.js';
 import type { NewExecution, Store } from '../store/types.js';
-import { StorageUnavailableError } from '../common/errors.js';
+import { HttpError, StorageUnavailableError } from '../common/errors.js';
 import { DEFAULT_MAX_INTERRUPTIONS, interruptedTooOften, poisonRecord, unsavableRecord } from './poison.js';
 import { InProcessQueue, type ExecutionQueue, type QueuedJob } from './queue.js';
 import type { IntegrationRegistry } from './registry.js';
@@ -69,14 +69,14 @@ export interface DispatcherOptions {
   concurrencyFor?: (integration: string) => number | undefined;
 }
 
-/** The backlog is full, or the process is shutting down: answer 429/503 with Retry-After. */
-export class BusyError extends Error {
+/** The backlog is full, or the process is shutting down: answered 429/503 with Retry-After. */
+export class BusyError extends HttpError {
   constructor(
     message: string,
     readonly retryAfterSec: number,
     readonly shuttingDown = false,
   ) {
-    super(message);
+    super(shuttingDown ? 503 : 429, message, { 'retry-after': String(retryAfterSec) });
     this.name = 'BusyError';
   }
 }

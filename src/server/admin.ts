@@ -7,10 +7,9 @@ import { Hono, type Context } from 'hono';
 import type { Runtime } from '../runtime/runtime.js';
 import { captureStream, executionStream } from './event-stream.js';
 import { connectionAuthorizeRoute } from './oauth.js';
-import { AdminOperations, ApiError } from './operations.js';
+import { HttpError } from '../common/errors.js';
+import { AdminOperations } from './operations.js';
 import type { AppEnv } from './types.js';
-
-export { ApiError };
 
 export function adminApi(runtime: Runtime, adminToken: string): Hono<AppEnv> {
   const api = new Hono<AppEnv>();
@@ -86,19 +85,19 @@ async function jsonBody(c: Context<AppEnv>, optional = false): Promise<unknown> 
   const text = await c.req.text();
   if (text.trim() === '') {
     if (optional) return undefined;
-    throw new ApiError(400, 'request body must be JSON');
+    throw new HttpError(400, 'request body must be JSON');
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new ApiError(400, `malformed JSON: ${(err as Error).message}`);
+    throw new HttpError(400, `malformed JSON: ${(err as Error).message}`);
   }
 }
 
 function limitParam(v: string | undefined, fallback: number): number {
   if (v === undefined || v === '') return fallback;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 1) throw new ApiError(400, `limit must be a positive integer, got "${v}"`);
+  if (!Number.isInteger(n) || n < 1) throw new HttpError(400, `limit must be a positive integer, got "${v}"`);
   return Math.min(n, 500);
 }
 

@@ -1,10 +1,10 @@
 /** The runner's Hono app: webhooks, health, metrics, OAuth callback and the admin API. */
 import { Hono } from 'hono';
 import { routePath } from 'hono/route';
-import { StorageUnavailableError } from '../common/errors.js';
-import { consoleApp } from '../console/app.js';
+import { errorResponse, httpErrorOf, StorageUnavailableError } from '../common/errors.js';
+import { consoleApp, consoleErrorPage, isConsolePath } from '../console/app.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { ApiError, adminApi } from './admin.js';
+import { adminApi } from './admin.js';
 import type { Metrics } from './metrics.js';
 import { oauthCallback } from './oauth.js';
 import type { AppEnv } from './types.js';
@@ -33,15 +33,21 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
   app.route('/', consoleApp(runtime, opts.adminToken));
 
   app.notFound((c) => c.json({ error: `not found: ${c.req.method} ${c.req.path}` }, 404));
+  // The one place errors become HTTP answers, for every route (webhook intake answers its own
+  // rejections through the same mapping, src/common/errors.ts): an HttpError (rejections, 429/503
+  // backpressure) as it is, an unusable store as 503 + Retry-After, anything else as 500.
   app.onError((err, c) => {
-    if (err instanceof ApiError) return c.json({ error: err.message }, err.status, err.headers);
+    const http = httpErrorOf(err);
     if (err instanceof StorageUnavailableError) {
       // A corrupt, unreadable or full database: the operator's to fix; clients retry later.
       runtime.logger?.error({ err: err.message, route: matched(c) }, 'request refused: storage unavailable');
-      return c.json({ error: err.message }, 503, { 'retry-after': String(err.retryAfterSec) });
+    } else if (!http) {
+      runtime.logger?.error({ err: err.message, route: matched(c) }, 'request failed');
     }
-    runtime.logger?.error({ err: err.message, route: matched(c) }, 'request failed');
-    return c.json({ error: `internal error: ${err.message}` }, 500);
+    if (isConsolePath(c.req.path)) return consoleErrorPage(c, err, http);
+    if (!http) return c.json({ error: `internal error: ${err.message}` }, 500);
+    const answer = errorResponse(http);
+    return c.body(answer.body, answer.status as 400, answer.headers);
   });
   return app;
 }

@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { ExecutionEvent, Runtime } from '../runtime/runtime.js';
 import type { Capture } from '../store/types.js';
-import { ApiError } from './operations.js';
+import { HttpError } from '../common/errors.js';
 
 /** Open streams per process above which a new one is refused with 503 (each holds a connection). */
 export const MAX_STREAMS = 100;
@@ -45,7 +45,7 @@ export function captureStream(runtime: Runtime, c: Context, integration: string)
  */
 function stream(runtime: Runtime, c: Context, subscribe: (send: (event: string, data: unknown) => void) => () => void): Response {
   const open = openStreams.get(runtime) ?? 0;
-  if (open >= MAX_STREAMS) throw new ApiError(503, `too many open event streams (limit ${MAX_STREAMS}); close some console tabs or retry later`, { 'retry-after': '5' });
+  if (open >= MAX_STREAMS) throw new HttpError(503, `too many open event streams (limit ${MAX_STREAMS}); close some console tabs or retry later`, { 'retry-after': '5' });
   openStreams.set(runtime, open + 1);
   const response = streamSSE(c, async (sse: SSEStreamingApi) => {
     let finish!: () => void;

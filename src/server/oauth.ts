@@ -6,6 +6,7 @@
  * connection's configuration is resolved again there from the (shared) integrations folder.
  */
 import type { Context } from 'hono';
+import { HttpError, StorageUnavailableError } from '../common/errors.js';
 import { beginAuthorization, finishAuthorization, statePendingAuthorizations } from '../connectors/hcm/oauth/authorize.js';
 import type { ResolvedConnection } from '../connectors/types.js';
 import { resolveConnectionOutsideRun } from '../engine/connections.js';
@@ -33,6 +34,8 @@ export function oauthCallback(runtime: Runtime) {
       if ((c.req.header('accept') ?? '').includes('application/json')) return c.json({ status: 'connected', integration: done.integration, connection: done.connection });
       return c.html(`<!doctype html><meta charset="utf-8"><title>hcm-runner</title><p>${escapeHtml(message)}</p><p><a href="/console/connections">Back to the console</a></p>`);
     } catch (err) {
+      // An unusable store is not a bad callback: the app's error handler answers it (503).
+      if (err instanceof StorageUnavailableError) throw err;
       return c.json({ error: `OAuth authorization failed: ${(err as Error).message}` }, 400);
     }
   };
@@ -40,20 +43,12 @@ export function oauthCallback(runtime: Runtime) {
 
 /** POST /api/integrations/{name}/connections/{connection}/authorize → {url, state, redirectUri}. */
 export function connectionAuthorizeRoute(runtime: Runtime) {
-  return async (c: Context<AppEnv>) => {
-    try {
-      return c.json(await authorizeConnection(runtime, c.req.param('name')!, c.req.param('connection')!));
-    } catch (err) {
-      const e = err as Error & { status?: number };
-      if (e.status === undefined) throw err;
-      return c.json({ error: e.message }, e.status as 400);
-    }
-  };
+  return async (c: Context<AppEnv>) => c.json(await authorizeConnection(runtime, c.req.param('name')!, c.req.param('connection')!));
 }
 
 /**
  * Starts the code flow of one connection (the admin API and the console's Connect button):
- * the URL to open in a browser. Errors carry `status` (404 unknown, 400 not authorizable).
+ * the URL to open in a browser. Throws HttpError 404 (unknown) or 400 (not authorizable).
  */
 export async function authorizeConnection(runtime: Runtime, name: string, connectionName: string): Promise<{ url: string; state: string; redirectUri: string }> {
   const connection = await resolveConnection(runtime, name, connectionName);
@@ -64,7 +59,7 @@ export async function authorizeConnection(runtime: Runtime, name: string, connec
 
 /** The browser-authorizable connection of a loaded integration, its config evaluated. */
 export async function resolveConnection(runtime: Runtime, name: string, connectionName: string): Promise<ResolvedConnection> {
-  const fail = (status: number, message: string) => Object.assign(new Error(message), { status });
+  const fail = (status: 400 | 404, message: string) => new HttpError(status, message);
   const integration = runtime.registry.get(name);
   if (!integration) throw fail(404, `no loaded integration named "${name}"`);
   const def = integration.connections[connectionName];

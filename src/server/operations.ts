@@ -2,13 +2,13 @@
  * What the admin API (`/api`, src/server/admin.ts) and the console (`/console`, src/console/)
  * can do, once: both call these functions, so every rule (which integration can run, how a
  * replay or a saved payload gets its trigger data, backpressure answers) lives here only.
- * Failures are `ApiError`s with the HTTP status both surfaces answer with.
+ * Failures are `HttpError`s (src/common/errors.ts) with the HTTP status both surfaces answer with.
  */
 import { randomUUID } from 'node:crypto';
+import { HttpError } from '../common/errors.js';
 import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/state.js';
 import type { CompiledTrigger } from '../definition/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
-import { BusyError } from '../runtime/dispatcher.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { Capture, ExecutionSummary, NewExecution, SavedPayload } from '../store/types.js';
 import { manualTriggerData } from '../triggers/manual.js';
@@ -16,16 +16,6 @@ import { authorizeConnection, resolveConnection } from './oauth.js';
 import { integrationView, type IntegrationView } from './views.js';
 
 export const EXECUTION_STATUSES: ExecutionStatus[] = ['queued', 'running', 'succeeded', 'failed'];
-
-export class ApiError extends Error {
-  constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 415 | 429 | 500 | 501 | 503,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-  }
-}
 
 /** One OAuth connection of a loaded integration and what it needs (GET /api/connections). */
 export interface ConnectionView extends Partial<ConnectionState> {
@@ -94,7 +84,7 @@ export class AdminOperations {
   async payload(name: string, payload: string): Promise<SavedPayload> {
     const entry = this.entry(name);
     const saved = await this.runtime.store.getPayload(entry.name, payload);
-    if (!saved) throw new ApiError(404, `no saved payload "${payload}" for ${entry.name}`);
+    if (!saved) throw new HttpError(404, `no saved payload "${payload}" for ${entry.name}`);
     return saved;
   }
 
@@ -103,7 +93,7 @@ export class AdminOperations {
     const entry = this.entry(name);
     const b = body as Record<string, unknown>;
     if (!b || typeof b !== 'object' || typeof b.name !== 'string' || !b.name) {
-      throw new ApiError(400, 'send {"name": "...", "captureId": "..."} or {"name", "trigger"} or {"name", "payload"}');
+      throw new HttpError(400, 'send {"name": "...", "captureId": "..."} or {"name", "trigger"} or {"name", "payload"}');
     }
     const trigger = await this.triggerFrom(entry.name, b);
     return this.runtime.store.savePayload(entry.name, b.name, trigger);
@@ -113,7 +103,7 @@ export class AdminOperations {
   async updatePayload(name: string, payload: string, body: unknown): Promise<SavedPayload> {
     const entry = this.entry(name);
     await this.payload(name, payload);
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new ApiError(400, 'send {"trigger": {...}} (the whole $trigger) or {"payload": ...} (a JSON body)');
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'send {"trigger": {...}} (the whole $trigger) or {"payload": ...} (a JSON body)');
     const b = body as Record<string, unknown>;
     const trigger = await this.triggerFrom(entry.name, 'trigger' in b || 'payload' in b || 'captureId' in b ? b : { trigger: b });
     return this.runtime.store.savePayload(entry.name, payload, trigger);
@@ -121,7 +111,7 @@ export class AdminOperations {
 
   async deletePayload(name: string, payload: string): Promise<{ deleted: true }> {
     const entry = this.entry(name);
-    if (!(await this.runtime.store.deletePayload(entry.name, payload))) throw new ApiError(404, `no saved payload "${payload}" for ${entry.name}`);
+    if (!(await this.runtime.store.deletePayload(entry.name, payload))) throw new HttpError(404, `no saved payload "${payload}" for ${entry.name}`);
     return { deleted: true };
   }
 
@@ -137,13 +127,13 @@ export class AdminOperations {
   // Executions -----------------------------------------------------------------------------------
   async executions(filter: { integration?: string; status?: string; limit?: number }): Promise<ExecutionSummary[]> {
     const { status } = filter;
-    if (status !== undefined && !EXECUTION_STATUSES.includes(status as ExecutionStatus)) throw new ApiError(400, `status must be one of ${EXECUTION_STATUSES.join(', ')}`);
+    if (status !== undefined && !EXECUTION_STATUSES.includes(status as ExecutionStatus)) throw new HttpError(400, `status must be one of ${EXECUTION_STATUSES.join(', ')}`);
     return this.runtime.store.listExecutions({ integration: filter.integration || undefined, status: status as ExecutionStatus | undefined, limit: filter.limit ?? 50 });
   }
 
   async execution(id: string): Promise<ExecutionRecord> {
     const record = await this.runtime.store.getExecution(id);
-    if (!record) throw new ApiError(404, `no execution "${id}"`);
+    if (!record) throw new HttpError(404, `no execution "${id}"`);
     return record;
   }
 
@@ -177,42 +167,32 @@ export class AdminOperations {
   }
 
   async authorize(name: string, connection: string): Promise<{ url: string; state: string; redirectUri: string }> {
-    try {
-      return await authorizeConnection(this.runtime, name, connection);
-    } catch (err) {
-      const e = err as Error & { status?: number };
-      if (e.status === 404 || e.status === 400) throw new ApiError(e.status, e.message);
-      throw err;
-    }
+    return authorizeConnection(this.runtime, name, connection);
   }
 
   // Rules shared by the operations above ---------------------------------------------------------
   private entry(name: string) {
     const entry = this.runtime.registry.entry(name);
-    if (!entry) throw new ApiError(404, `no integration named "${name}"`);
+    if (!entry) throw new HttpError(404, `no integration named "${name}"`);
     return entry;
   }
 
   private runnable(name: string) {
     const entry = this.entry(name);
-    if (!entry.integration) throw new ApiError(409, `integration "${name}" has errors and no good version to run; fix ${entry.file} (see GET /api/integrations/${name})`);
+    if (!entry.integration) throw new HttpError(409, `integration "${name}" has errors and no good version to run; fix ${entry.file} (see GET /api/integrations/${name})`);
     return entry.integration;
   }
 
   private async submit(execution: NewExecution): Promise<{ executionId: string }> {
-    try {
-      await this.runtime.dispatcher.submit([execution]);
-    } catch (err) {
-      if (err instanceof BusyError) throw new ApiError(err.shuttingDown ? 503 : 429, err.message, { 'retry-after': String(err.retryAfterSec) });
-      throw err;
-    }
+    // A full backlog throws BusyError, an HttpError (429/503 + Retry-After).
+    await this.runtime.dispatcher.submit([execution]);
     return { executionId: execution.id };
   }
 
   private async triggerFrom(name: string, body: Record<string, unknown>): Promise<unknown> {
     if (typeof body.captureId === 'string') {
       const capture = await this.runtime.store.getCapture(name, body.captureId);
-      if (!capture) throw new ApiError(404, `no capture "${body.captureId}" for ${name} (GET /api/integrations/${name}/captures lists them)`);
+      if (!capture) throw new HttpError(404, `no capture "${body.captureId}" for ${name} (GET /api/integrations/${name}/captures lists them)`);
       return capture.trigger;
     }
     if ('trigger' in body) return body.trigger;
@@ -220,7 +200,7 @@ export class AdminOperations {
       const integration = this.runnable(name);
       return manualTriggerData(integration, body.payload, { webhookUrls: this.runtime.webhookUrls(name) });
     }
-    throw new ApiError(400, 'send one of captureId, trigger or payload');
+    throw new HttpError(400, 'send one of captureId, trigger or payload');
   }
 }
 

@@ -4,12 +4,13 @@
  * Content-Length cannot push more than the limit into memory.
  */
 import type { IncomingMessage } from 'node:http';
-import { WebhookRejection } from '../triggers/webhook/request.js';
+import { HttpError } from '../common/errors.js';
+import { bodyTooLarge } from '../triggers/webhook/intake.js';
 
 export async function readBody(incoming: IncomingMessage | undefined, fallback: Request, limit: number): Promise<Buffer> {
   if (!incoming) {
     const buf = Buffer.from(await fallback.arrayBuffer());
-    if (buf.length > limit) throw tooLarge(limit);
+    if (buf.length > limit) throw bodyTooLarge(limit);
     return buf;
   }
   return new Promise<Buffer>((resolve, reject) => {
@@ -20,7 +21,7 @@ export async function readBody(incoming: IncomingMessage | undefined, fallback: 
       if (size > limit) {
         cleanup();
         // Stop buffering; node-server drains or closes the rest after the 413 went out.
-        reject(tooLarge(limit));
+        reject(bodyTooLarge(limit));
         return;
       }
       chunks.push(chunk);
@@ -31,7 +32,7 @@ export async function readBody(incoming: IncomingMessage | undefined, fallback: 
     };
     const onError = (err: Error) => {
       cleanup();
-      reject(new WebhookRejection(400, `request body could not be read: ${err.message}`));
+      reject(new HttpError(400, `request body could not be read: ${err.message}`));
     };
     const cleanup = () => {
       incoming.off('data', onData);
@@ -43,8 +44,4 @@ export async function readBody(incoming: IncomingMessage | undefined, fallback: 
     incoming.on('end', onEnd);
     incoming.on('error', onError);
   });
-}
-
-export function tooLarge(limit: number): WebhookRejection {
-  return new WebhookRejection(413, `request body exceeds this webhook's limit of ${limit} bytes (maxBodyBytes)`, { connection: 'close' });
 }

@@ -14,7 +14,7 @@ import { evaluateTemplate, type Scope } from '../engine/evaluate.js';
 import type { ExecutionRecord } from '../engine/record.js';
 import { runExecution } from '../engine/run.js';
 import { isJsonType, parseContentType } from '../triggers/webhook/content-type.js';
-import { WebhookRejection } from '../triggers/webhook/request.js';
+import { errorResponse, HttpError } from '../common/errors.js';
 import { asyncWebhookResponse, syncWebhookResponse, type RenderedResponse } from '../triggers/webhook/response.js';
 import { subsetMismatches, type Mismatch } from './match.js';
 import { callsOut, mockedError } from './mocks.js';
@@ -71,9 +71,10 @@ export async function runCase(suite: TestSuite, c: TestCase, opts: CaseRunOption
   try {
     trigger = caseTrigger(integration, c.trigger, executionId, now);
   } catch (err) {
-    if (!(err instanceof WebhookRejection)) throw err;
-    // Refused before any execution exists, as serve refuses it.
-    result.response = { statusCode: err.status, headers: { 'content-type': 'application/json', ...err.headers }, body: { error: err.message } };
+    if (!(err instanceof HttpError)) throw err;
+    // Refused before any execution exists, answered as serve answers it.
+    const answer = errorResponse(err);
+    result.response = { statusCode: answer.status, headers: answer.headers, body: JSON.parse(answer.body) };
   }
 
   if (trigger !== undefined) {

@@ -14,7 +14,7 @@ export function testWebhookUrls(integration: string): { live: string; test: stri
   return { live: `http://hcm-runner.test/webhooks/${integration}`, test: `http://hcm-runner.test/webhooks/test/${integration}` };
 }
 
-/** Throws WebhookRejection when the webhook would refuse the request (a malformed body). */
+/** Throws HttpError when the webhook would refuse the request (a malformed body). */
 export function caseTrigger(integration: CompiledIntegration, input: TriggerInput, executionId: string, now: Date): unknown {
   const t = integration.trigger;
   const at = now.toISOString();

@@ -1,14 +1,15 @@
 /**
- * Storage faults: the SQLite file is overwritten mid-page under a running server. Webhook intake
- * and the admin API answer 503 with Retry-After (not 500), naming the problem, and the server
- * keeps answering /healthz.
+ * Storage faults: the SQLite file is overwritten mid-page under a running server. Every route
+ * that needs the store (webhook intake, the admin API, the console, the OAuth callback) answers
+ * 503 with Retry-After (not 500, not 400), naming the problem, and the server keeps answering
+ * /healthz.
  */
 import { openSync, writeSync, closeSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { startTestServer, type TestServer } from '../server/helpers.js';
+import { ADMIN, startTestServer, type TestServer } from '../server/helpers.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fuzz');
 let s: TestServer;
@@ -18,6 +19,18 @@ beforeAll(async () => {
 afterAll(async () => {
   await s?.stop();
 });
+
+/** A console session cookie (signed in with the admin token, as the sign-in form does). */
+async function signInToConsole(): Promise<string> {
+  const res = await fetch(`${s.url}/console/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+    body: new URLSearchParams({ token: ADMIN, next: '/console/' }),
+    redirect: 'manual',
+  });
+  expect(res.status).toBe(303);
+  return res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+}
 
 /** Checkpoints the database, then overwrites it from the middle of page 2 to the end with garbage. */
 function corrupt(store: SqliteStore): void {
@@ -37,11 +50,12 @@ function corrupt(store: SqliteStore): void {
 }
 
 describe('a corrupt SQLite database', () => {
-  it('answers 503 with Retry-After on webhook intake and the admin API', async () => {
+  it('answers 503 with Retry-After on webhook intake, the admin API, the console and the OAuth callback', async () => {
     const url = s.urls('echo').live;
     const post = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'p'.repeat(8192) }) });
     for (let i = 0; i < 20; i++) expect((await post()).status).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
+    const consoleCookie = await signInToConsole();
 
     corrupt(s.runtime.store as SqliteStore);
 
@@ -54,6 +68,19 @@ describe('a corrupt SQLite database', () => {
     expect(api.status).toBe(503);
     expect(api.headers.get('retry-after')).toMatch(/^\d+$/);
     expect(api.body.error).toMatch(/corrupt/);
+
+    // The console answers with its own page, not JSON.
+    const page = await fetch(`${s.url}/console/executions`, { headers: { cookie: consoleCookie } });
+    expect(page.status).toBe(503);
+    expect(page.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toMatch(/Try again later[\s\S]*corrupt/);
+
+    // An unusable store is not a bad callback: 503, not 400.
+    const callback = await fetch(`${s.url}/oauth/callback?code=c&state=s`, { headers: { accept: 'application/json' } });
+    expect(callback.status).toBe(503);
+    expect(callback.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(((await callback.json()) as { error: string }).error).toMatch(/corrupt/);
 
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
   });

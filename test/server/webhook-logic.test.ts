@@ -1,7 +1,7 @@
 /** The webhook trigger's pure logic (no server): HMAC variants, multipart details, response rendering. */
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { mapBody, parseMultipart, renderResponse, signHmac, verifyHmac, WebhookRejection } from '../../src/triggers/webhook/index.js';
+import { mapBody, parseMultipart, renderResponse, signHmac, verifyHmac, HttpError } from '../../src/triggers/webhook/index.js';
 
 describe('verifyHmac', () => {
   const body = Buffer.from('{"a":1}');
@@ -44,7 +44,7 @@ describe('multipart', () => {
   });
 
   it('a body without its boundary is a 400', () => {
-    expect(() => mapBody(Buffer.from('nothing here'), 'multipart/form-data; boundary=zzz')).toThrow(WebhookRejection);
+    expect(() => mapBody(Buffer.from('nothing here'), 'multipart/form-data; boundary=zzz')).toThrow(HttpError);
   });
 });
 

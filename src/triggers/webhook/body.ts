@@ -12,7 +12,7 @@ import { decodeText, isJsonType, isTextType, isValidUtf8, parseContentType } fro
 import { parseJsonBounded } from './json.js';
 import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from './limits.js';
 import { MultipartError, parseMultipart, TooManyPartsError } from './multipart.js';
-import { WebhookRejection } from './request.js';
+import { HttpError } from '../../common/errors.js';
 
 export interface BodyParts {
   body?: { data: unknown; contentType: string };
@@ -31,7 +31,7 @@ export function mapBody(rawBody: Buffer, contentTypeHeader: string | undefined, 
     const form = rawBody.toString('utf8');
     // Counted before parsing: 6 MB of `a&a&…` is 3 million fields (seconds of work downstream).
     if (moreFieldsThan(form, limits.maxFormParts)) {
-      throw new WebhookRejection(413, `form body has more than ${limits.maxFormParts} fields; send fewer fields (the server's limit is --max-form-parts)`, { connection: 'close' });
+      throw new HttpError(413, `form body has more than ${limits.maxFormParts} fields; send fewer fields (the server's limit is --max-form-parts)`, { connection: 'close' });
     }
     return { body: { data: queryToObject(form), contentType } };
   }
@@ -53,9 +53,9 @@ function mapMultipart(rawBody: Buffer, boundary: string, limits: IntakeLimits): 
     parts = parseMultipart(rawBody, boundary, limits.maxFormParts);
   } catch (err) {
     if (err instanceof TooManyPartsError) {
-      throw new WebhookRejection(413, `multipart/form-data body has more than ${err.limit} parts; send fewer parts (the server's limit is --max-form-parts)`, { connection: 'close' });
+      throw new HttpError(413, `multipart/form-data body has more than ${err.limit} parts; send fewer parts (the server's limit is --max-form-parts)`, { connection: 'close' });
     }
-    if (err instanceof MultipartError) throw new WebhookRejection(400, `malformed multipart/form-data body: ${err.message}`);
+    if (err instanceof MultipartError) throw new HttpError(400, `malformed multipart/form-data body: ${err.message}`);
     throw err;
   }
   const data = new NamedValues();

@@ -3,7 +3,7 @@
  * but whatever walks the value afterwards (expressions, the execution record, the store) recurses
  * and runs out of stack on a few thousand levels; so depth is checked first, in one linear pass.
  */
-import { WebhookRejection } from './request.js';
+import { HttpError } from '../../common/errors.js';
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -16,12 +16,12 @@ const CLOSE_BRACE = 0x7d;
 export function parseJsonBounded(text: string, maxDepth: number, what: string): unknown {
   // Fewer brackets than the limit cannot nest deeper than it: most bodies stop at this count.
   if (text.length > maxDepth && !fewerBracketsThan(text, maxDepth + 1) && nestingExceeds(text, maxDepth)) {
-    throw new WebhookRejection(400, `${what} nests arrays and objects more than ${maxDepth} levels deep; flatten it (the limit is fixed, see docs/server.md "Intake limits")`);
+    throw new HttpError(400, `${what} nests arrays and objects more than ${maxDepth} levels deep; flatten it (the limit is fixed, see docs/server.md "Intake limits")`);
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new WebhookRejection(400, `malformed JSON in ${what}: ${(err as Error).message}`);
+    throw new HttpError(400, `malformed JSON in ${what}: ${(err as Error).message}`);
   }
 }
 

@@ -14,15 +14,3 @@ export interface WebhookRequest {
   headers: Record<string, string>;
   rawBody: Buffer;
 }
-
-/** What a webhook request answers when it is rejected before any execution exists. */
-export class WebhookRejection extends Error {
-  constructor(
-    readonly status: 400 | 401 | 404 | 405 | 413 | 415 | 429 | 500 | 503,
-    message: string,
-    readonly headers: Record<string, string> = {},
-  ) {
-    super(message);
-    this.name = 'WebhookRejection';
-  }
-}

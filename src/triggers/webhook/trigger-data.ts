@@ -33,7 +33,7 @@ export function redactHeaders(headers: Record<string, string>, redacted: Readonl
   return out;
 }
 
-/** Throws WebhookRejection (400, 413) for malformed, too deep or too many-parted bodies. */
+/** Throws HttpError (400, 413) for malformed, too deep or too many-parted bodies. */
 export function buildWebhookTrigger(
   req: WebhookRequest,
   ctx: { webhookUrls: WebhookUrls; executionId: string; receivedAt: string },

@@ -1,0 +1,238 @@
+/**
+ * Webhook intake: the whole policy of `ANY /webhooks/{token}[/…]` (live) and
+ * `ANY /webhooks/test/{token}[/…]` (test), over a plain request object and the runtime's narrow
+ * `WebhookIntakeHost`, answering a plain response. No HTTP framework here: src/server/webhooks.ts
+ * adapts Hono/Node to these shapes; tests and tools can call `handleWebhook` directly.
+ *
+ * Order matters for the promises of docs/promises.md: every rejection (404, 405, 413, 429, 401,
+ * 400) happens before anything is recorded, and an accepted request is answered only after the
+ * store committed its execution.
+ */
+import { randomUUID } from 'node:crypto';
+import { errorResponse, HttpError, httpErrorOf, StorageUnavailableError } from '../../common/errors.js';
+import type { HttpResponseSpec } from '../../connectors/types.js';
+import type { CompiledIntegration, WebhookOptions } from '../../definition/types.js';
+import { bareScope } from '../../engine/connections.js';
+import { evaluateTemplate } from '../../engine/evaluate.js';
+import { verifyHmac } from './hmac.js';
+import type { IntakeLimits } from './limits.js';
+import { asyncWebhookResponse, renderResponse, syncWebhookResponse, type RenderedResponse } from './response.js';
+import { buildWebhookTrigger, type WebhookUrls } from './trigger-data.js';
+
+/** One webhook request as the HTTP server received it, free of any server types. */
+export interface IntakeRequest {
+  /** HTTP method (any case). */
+  method: string;
+  /** The URL path after `/webhooks/`, still percent-encoded: `{token}[/…]` or `test/{token}[/…]`. */
+  path: string;
+  /** The raw query string without `?` ('' when none). */
+  query: string;
+  /** Header names lower-cased, repeated headers joined with ", ". Names are the caller's: no prototype keys are trusted. */
+  headers: Record<string, string>;
+  /**
+   * The body: its bytes, or a reader called at most once, only after every check that needs no
+   * body passed. A reader must stop at `limit` bytes and reject with `bodyTooLarge(limit)` (and
+   * with an `HttpError` 400 when the body cannot be read), so a lying Content-Length cannot push
+   * more than the limit into memory.
+   */
+  body: Buffer | ((limit: number) => Promise<Buffer>);
+  /** The caller's address, for logs. */
+  remoteAddress?: string;
+}
+
+/** The answer to write back, plus what the server labels its metrics and logs with. */
+export interface IntakeResponse extends RenderedResponse {
+  /** Route label: `/webhooks/:token` or `/webhooks/test/:token`. */
+  route: string;
+  /** The integration the token named, once known. */
+  integration?: string;
+}
+
+/** An execution as intake records it (the store's NewExecution). */
+export interface IntakeExecution {
+  id: string;
+  integration: string;
+  trigger: unknown;
+  test: boolean;
+  attempt: number;
+  queuedAt: string;
+}
+
+/** What a synchronous caller waits for: an early response (core.respond) or the finished run. */
+export type SyncOutcome =
+  | { kind: 'response'; response: HttpResponseSpec }
+  | { kind: 'done'; record: Parameters<typeof syncWebhookResponse>[0] };
+
+/**
+ * What intake needs from the runtime, and nothing more (src/runtime/webhook-intake.ts implements
+ * it over the registry, tokens and dispatcher). Backpressure is an `HttpError` (429, or 503 while
+ * shutting down, with Retry-After); an unusable store a `StorageUnavailableError`.
+ */
+export interface WebhookIntakeHost {
+  /** The loaded webhook or appEvent integration a token belongs to, if any. */
+  integrationForToken(token: string): Promise<CompiledIntegration | undefined>;
+  webhookUrls(integration: string): WebhookUrls | undefined;
+  /** Throws when one more execution of `integration` would be refused now (before the body is read). */
+  checkCapacity(integration: string): void;
+  /** Records the execution durably and queues it; throws like `checkCapacity` past the backlog. */
+  submit(execution: IntakeExecution): Promise<void>;
+  /** Follows one execution to its outcome; called before `submit`, so no event is missed. */
+  watch(executionId: string): { outcome: Promise<SyncOutcome>; cancel(): void };
+  isListening(integration: string): boolean;
+  /** Saves a listening-mode capture of a test-URL request. */
+  addCapture(capture: { id: string; integration: string; receivedAt: string; trigger: unknown }): Promise<void>;
+  readonly env: NodeJS.ProcessEnv;
+  readonly limits: IntakeLimits;
+  readonly logger?: { warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+}
+
+export const LIVE_ROUTE = '/webhooks/:token';
+export const TEST_ROUTE = '/webhooks/test/:token';
+
+/** The 413 of a body past the webhook's `maxBodyBytes` (declared or counted while reading). */
+export function bodyTooLarge(limit: number): HttpError {
+  return new HttpError(413, `request body exceeds this webhook's limit of ${limit} bytes (maxBodyBytes)`, { connection: 'close' });
+}
+
+/**
+ * Answers one webhook request. Rejections, backpressure and an unusable store come back as plain
+ * responses (`{"error"}` with their status, through the one mapping in src/common/errors.ts);
+ * anything unexpected is thrown for the server's error handler (500).
+ */
+export async function handleWebhook(req: IntakeRequest, host: WebhookIntakeHost): Promise<IntakeResponse> {
+  const target = parseTarget(req.path);
+  const route = target.test ? TEST_ROUTE : LIVE_ROUTE;
+  const seen: { integration?: string } = {};
+  try {
+    return { ...(await intake(req, host, target, seen)), route, ...seen };
+  } catch (err) {
+    const http = httpErrorOf(err);
+    if (!http) throw err;
+    if (err instanceof StorageUnavailableError) {
+      // A full, read-only or corrupt database is the operator's to fix; callers should retry later.
+      host.logger?.error({ err: err.message, integration: seen.integration, remote: req.remoteAddress }, 'webhook refused: storage unavailable');
+    }
+    return { ...errorResponse(http), route, ...seen };
+  }
+}
+
+interface Target {
+  test: boolean;
+  token: string;
+  fragment: string;
+}
+
+function parseTarget(path: string): Target {
+  let rest = path;
+  let test = false;
+  if (rest.startsWith('test/')) {
+    test = true;
+    rest = rest.slice(5);
+  }
+  const slash = rest.indexOf('/');
+  const token = slash < 0 ? rest : rest.slice(0, slash);
+  const fragment = slash < 0 ? '' : decodePath(rest.slice(slash + 1));
+  return { test, token, fragment };
+}
+
+async function intake(req: IntakeRequest, host: WebhookIntakeHost, { test, token, fragment }: Target, seen: { integration?: string }): Promise<RenderedResponse> {
+  const integration = await host.integrationForToken(token);
+  if (!integration) throw new HttpError(404, 'no webhook at this URL');
+  // A disabled integration's live URL does not exist; its test URL still answers (docs/server.md "Webhook intake").
+  if (!test && !integration.enabled) throw new HttpError(404, 'no webhook at this URL (the integration is disabled; its test URL still works)');
+  seen.integration = integration.name;
+  const options = integration.trigger as WebhookOptions & { type: string };
+
+  const method = req.method.toUpperCase();
+  if (!options.methods.includes(method)) {
+    throw new HttpError(405, `method ${method} is not allowed for this webhook; use ${options.methods.join(', ')}`, { allow: options.methods.join(', ') });
+  }
+  if (Number(req.headers['content-length'] ?? 0) > options.maxBodyBytes) throw bodyTooLarge(options.maxBodyBytes);
+  // Cheap backpressure before reading and parsing the body (the global backlog and this integration's share).
+  host.checkCapacity(integration.name);
+
+  const rawBody = await readBody(req.body, options.maxBodyBytes);
+  if (options.hmac) {
+    const check = verifyHmac(options.hmac, await signingSecret(host, integration, options.hmac), rawBody, req.headers);
+    if (!check.ok) throw new HttpError(401, `request signature rejected: ${check.reason}`);
+  }
+
+  const executionId = randomUUID();
+  const receivedAt = new Date().toISOString();
+  const trigger = buildWebhookTrigger(
+    { method, pathFragment: fragment, query: req.query, headers: req.headers, rawBody },
+    { webhookUrls: host.webhookUrls(integration.name)!, executionId, receivedAt },
+    host.limits,
+  );
+
+  if (test && host.isListening(integration.name)) {
+    await host.addCapture({ id: randomUUID(), integration: integration.name, receivedAt, trigger });
+  }
+  const execution: IntakeExecution = { id: executionId, integration: integration.name, trigger, test, attempt: 1, queuedAt: receivedAt };
+  const response = options.response;
+  if (response.mode === 'sync') return syncRun(host, integration, execution, response.timeoutMs);
+
+  await host.submit(execution);
+  // The same answer `hcm-runner test` checks: the custom response, or 200 {"executionId"}.
+  const answer = await asyncWebhookResponse(integration, trigger, { id: executionId, test, receivedAt }, host.env);
+  // The execution is recorded and will run; only the custom answer failed.
+  if (answer.error) host.logger?.warn({ executionId, integration: integration.name }, answer.error);
+  return answer.response;
+}
+
+async function readBody(body: IntakeRequest['body'], limit: number): Promise<Buffer> {
+  if (typeof body === 'function') return body(limit);
+  if (body.length > limit) throw bodyTooLarge(limit);
+  return body;
+}
+
+async function syncRun(host: WebhookIntakeHost, integration: CompiledIntegration, execution: IntakeExecution, timeoutMs: number): Promise<RenderedResponse> {
+  const id = execution.id;
+  const watch = host.watch(id);
+  try {
+    await host.submit(execution);
+  } catch (err) {
+    watch.cancel();
+    throw err;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const outcome = await Promise.race([watch.outcome, new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs)))]);
+  clearTimeout(timer);
+  if (outcome === 'timeout') {
+    const error = `integration ${integration.name}: the synchronous run did not finish within ${timeoutMs} ms; it continues in the background`;
+    return { status: 504, headers: { 'content-type': 'application/json', 'x-execution-id': id }, body: JSON.stringify({ error, executionId: id }) };
+  }
+  if (outcome.kind === 'response') return renderResponse(outcome.response, { 'x-execution-id': id });
+  // The same rule `hcm-runner test` checks: what a step set, else 500 on failure, else 200 with the last results.
+  return syncWebhookResponse(outcome.record);
+}
+
+function decodePath(p: string): string {
+  try {
+    return decodeURIComponent(p);
+  } catch {
+    return p;
+  }
+}
+
+/**
+ * The HMAC secret of an integration version, read once (a reload compiles a new version). An
+ * empty secret is refused like a missing one: with an empty key anybody could sign requests.
+ */
+const signingSecrets = new WeakMap<CompiledIntegration, string>();
+
+async function signingSecret(host: WebhookIntakeHost, integration: CompiledIntegration, hmac: NonNullable<WebhookOptions['hmac']>): Promise<string> {
+  let secret = signingSecrets.get(integration);
+  if (secret === undefined) {
+    const value = await evaluateTemplate(hmac.secret, bareScope(host.env)).catch((err: Error) => {
+      host.logger?.error({ integration: integration.name, err: err.message }, 'webhook signing secret unavailable');
+      return undefined;
+    });
+    if (typeof value !== 'string' || value === '') {
+      throw new HttpError(500, 'the webhook signing secret is not configured on the runner (it is unset or empty)');
+    }
+    secret = value;
+    signingSecrets.set(integration, secret);
+  }
+  return secret;
+}
