@@ -5,34 +5,20 @@
  * (2) A finished record that cannot be saved (a step result too deep to serialise) is saved as
  * failed with the reason instead of staying `running` forever.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
-import { ADMIN, fixtures, poll, root, slowUpstream, startTestServer, tempDir } from '../server/helpers.js';
+import { ADMIN, fixtures, killServeChildren, poll, root, slowUpstream, spawnServe, startTestServer, tempDir } from '../server/helpers.js';
 
-const children: ChildProcess[] = [];
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  killServeChildren();
   for (const f of cleanups) await f();
 });
 
-function serve(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  let out = '';
-  const child = spawn(process.execPath, [join(root, 'bin', 'hcm-runner.js'), 'serve', ...args], {
-    cwd: root,
-    env: { ...process.env, HCM_RUNNER_ADMIN_TOKEN: ADMIN, HCM_RUNNER_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  children.push(child);
-  return { child, output: () => out };
-}
 
 async function api(base: string, path: string): Promise<any> {
   const res = await fetch(`${base}/api${path}`, { headers: { authorization: `Bearer ${ADMIN}` } });
@@ -55,7 +41,7 @@ describe('an execution the process keeps dying under', () => {
 
     let id: string | undefined;
     for (let life = 1; life <= 4; life++) {
-      const p = serve(args, env);
+      const p = spawnServe(args, env);
       await poll(async () => ((await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined), 30_000, 100).catch((err) => {
         throw new Error(`${(err as Error).message}\n${p.output()}`);
       });

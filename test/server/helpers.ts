@@ -1,4 +1,5 @@
 /** Shared helpers for the server tests: real servers on loopback, a slow fake upstream, polling. */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -119,4 +120,28 @@ export async function poll<T>(fn: () => Promise<T | undefined>, timeoutMs = 15_0
     if (Date.now() > deadline) throw new Error(`timed out waiting${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+const serveChildren: ChildProcess[] = [];
+
+/**
+ * A real `hcm-runner serve` child process (for SIGKILL tests), its stdout and stderr collected.
+ * Loopback fakes are reachable (HCM_RUNNER_ALLOW_PRIVATE_NETWORK); `env` adds or overrides.
+ */
+export function spawnServe(args: string[], env: Record<string, string> = {}): { child: ChildProcess; output: () => string } {
+  let out = '';
+  const child = spawn(process.execPath, [join(root, 'bin', 'hcm-runner.js'), 'serve', ...args], {
+    cwd: root,
+    env: { ...process.env, HCM_RUNNER_ADMIN_TOKEN: ADMIN, HCM_RUNNER_LOG_LEVEL: 'warn', HCM_RUNNER_ALLOW_PRIVATE_NETWORK: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  serveChildren.push(child);
+  return { child, output: () => out };
+}
+
+/** SIGKILLs every spawnServe() child still alive (call in afterAll). */
+export function killServeChildren(): void {
+  for (const c of serveChildren.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }

@@ -3,33 +3,19 @@
  * while acknowledged executions are queued or running; after a restart on the same data
  * directory every acknowledged execution succeeds, each as a later attempt.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN, fixtures, poll, root, slowUpstream, tempDir, type SlowUpstream } from './helpers.js';
+import { ADMIN, fixtures, killServeChildren, poll, root, type SlowUpstream, slowUpstream, spawnServe, tempDir } from './helpers.js';
 import { freePort } from '../helpers/net.js';
 
-const children: ChildProcess[] = [];
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  killServeChildren();
   for (const f of cleanups) await f();
 });
 
 
-function serve(args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string } {
-  let out = '';
-  const child = spawn(process.execPath, [join(root, 'bin', 'hcm-runner.js'), 'serve', ...args], {
-    cwd: root,
-    env: { ...process.env, HCM_RUNNER_ADMIN_TOKEN: ADMIN, HCM_RUNNER_LOG_LEVEL: 'warn', HCM_RUNNER_ALLOW_PRIVATE_NETWORK: '1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  children.push(child);
-  return { child, output: () => out };
-}
 
 async function api(base: string, method: string, path: string): Promise<any> {
   const res = await fetch(`${base}/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
@@ -59,7 +45,7 @@ describe('recovery after a crash', () => {
     const args = ['--dir', dir.path, '--port', String(port), '--data', data.path];
     const env = { SLOW_URL: upstream.url, HCM_RUNNER_PUBLIC_URL: base };
 
-    const first = serve(args, env);
+    const first = spawnServe(args, env);
     await healthy(base, first.output);
     const [view] = await api(base, 'GET', '/integrations');
     expect(view.name).toBe('slow');
@@ -81,7 +67,7 @@ describe('recovery after a crash', () => {
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
 
-    const second = serve(args, env);
+    const second = spawnServe(args, env);
     await healthy(base, second.output);
     const records = await poll(async () => {
       const all = await Promise.all(ids.map((id) => api(base, 'GET', `/executions/${id}`)));
