@@ -7,6 +7,7 @@
  */
 import type { TokenStore } from '../connectors/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
+import type { ExecutionQueue, QueueOptions } from './queue.js';
 
 /** What is needed to (re)start an execution later: the record is created `queued`. */
 export interface NewExecution {
@@ -57,6 +58,12 @@ export interface Store {
   /** Encrypted connection tokens. */
   readonly tokens: TokenStore;
   close(): Promise<void>;
+  /**
+   * The execution queue that goes with this store, opened once per process: in memory next to an
+   * SQLite file, the `executions` table itself (claims with leases) on PostgreSQL. Stop it before
+   * close().
+   */
+  openQueue(opts?: QueueOptions): ExecutionQueue;
 
   // Executions -------------------------------------------------------------------------------
   /** Records new executions as `queued`; resolves after the commit (group commits allowed). */

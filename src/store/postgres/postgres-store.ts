@@ -4,6 +4,9 @@
  * PostgreSQL's: ticks are claimed with INSERT … ON CONFLICT DO NOTHING, token refreshes are
  * serialised with a transaction-scoped advisory lock held by a dedicated client.
  *
+ * The `executions` table is also the cluster's queue (table-queue.ts): a running row carries who
+ * holds it (`claimed_by`) and until when (`lease_until`).
+ *
  * enqueue() calls of the same tick are still gathered into one multi-row INSERT (group commit);
  * when that batch fails, each call is retried alone so only the bad one is rejected.
  */
@@ -33,8 +36,10 @@ import {
   summaryFromRow,
   type StoreStats,
 } from '../common.js';
+import type { ExecutionQueue, QueueOptions } from '../queue.js';
 import { LeaseLocks } from './lease-locks.js';
 import { migrate, quoteIdent } from './migrations.js';
+import { channelFor, DEFAULT_LEASE_SEC, defaultReplicaId, TableQueue } from './table-queue.js';
 
 export interface PostgresStoreOptions {
   /** postgres:// or postgresql:// URL. */
@@ -51,11 +56,6 @@ export interface PostgresStoreOptions {
 type Row = Record<string, unknown>;
 type Queryable = Pick<PoolClient, 'query'>;
 
-/**
- * Runs inside the transaction that records new executions (enqueue, commitPoll, …) after their
- * rows were inserted: a shared queue records its jobs in the same commit (see runtime/pg-queue).
- */
-export type EnqueueHook = (executions: NewExecution[], client: PoolClient) => Promise<void>;
 const EXEC_COLS = 'id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at';
 const SUMMARY_COLS = 'id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error';
 
@@ -77,12 +77,17 @@ export class PostgresStore implements Store {
   private scheduled = false;
   private inflight = new Set<Promise<void>>();
   private closed = false;
-  private enqueueHook?: EnqueueHook;
+  /** NOTIFY channel of new work (table-queue.ts). */
+  private readonly channel: string;
+  /** Who holds the executions this process runs, and for how long (set by openQueue). */
+  private owner = defaultReplicaId();
+  private leaseSec = DEFAULT_LEASE_SEC;
 
   private constructor(pool: pg.Pool, schema: string, tokenKey: (() => Buffer) | undefined) {
     this.pool = pool;
     this.schema = schema;
     this.s = quoteIdent(schema);
+    this.channel = channelFor(schema);
     this.tokens = new PostgresTokenStore(this, tokenKey);
   }
 
@@ -151,24 +156,31 @@ export class PostgresStore implements Store {
     await this.pool.end();
   }
 
-  /** Installs (or removes) the hook run in every transaction that inserts new executions. */
-  setEnqueueHook(hook: EnqueueHook | undefined): void {
-    this.enqueueHook = hook;
+  /** The `executions` table as a queue shared by every replica (table-queue.ts). */
+  openQueue(opts: QueueOptions = {}): ExecutionQueue {
+    this.owner = opts.replicaId ? `${opts.replicaId}:${process.pid}` : this.owner;
+    this.leaseSec = opts.leaseSec ?? this.leaseSec;
+    return new TableQueue(this, { ...opts, owner: this.owner, leaseSec: this.leaseSec });
   }
 
   // Executions -------------------------------------------------------------------------------
 
+  /**
+   * One statement: the rows, and a NOTIFY (delivered at commit) naming the integrations that got
+   * work, which wakes every replica's queue. Too many names for a payload: an empty one (= look).
+   */
   private async insertExecutions(executions: NewExecution[], on: Queryable = this.pool): Promise<void> {
-    const hook = this.enqueueHook;
-    // With a hook the rows and what the hook writes commit together.
-    if (hook && on === this.pool) return this.tx((c) => this.insertExecutions(executions, c));
     const now = new Date().toISOString();
     const cols = executions.map((e) => columnsOf(queuedRecord(e, now), now));
     await this.q(
-      `INSERT INTO ${this.t('executions')} (id, integration, status, test, attempt, trigger, record, queued_at)
-       SELECT id, integration, 'queued', test, attempt, trigger::json, record::json, queued_at
-       FROM unnest($1::text[], $2::text[], $3::boolean[], $4::int[], $5::text[], $6::text[], $7::timestamptz[])
-         AS t(id, integration, test, attempt, trigger, record, queued_at)`,
+      `WITH ins AS (
+         INSERT INTO ${this.t('executions')} (id, integration, status, test, attempt, trigger, record, queued_at)
+         SELECT id, integration, 'queued', test, attempt, trigger::json, record::json, queued_at
+         FROM unnest($1::text[], $2::text[], $3::boolean[], $4::int[], $5::text[], $6::text[], $7::timestamptz[])
+           AS t(id, integration, test, attempt, trigger, record, queued_at)
+         RETURNING integration),
+       names AS (SELECT string_agg(DISTINCT integration, E'\n') AS list FROM ins)
+       SELECT pg_notify($8, CASE WHEN octet_length(list) < 7900 THEN list ELSE '' END) FROM names`,
       [
         cols.map((c) => c.id),
         cols.map((c) => c.integration),
@@ -177,10 +189,10 @@ export class PostgresStore implements Store {
         cols.map((c) => c.trigger),
         cols.map((c) => c.record),
         cols.map((c) => c.queuedAt),
+        this.channel,
       ],
       on,
     );
-    if (hook) await hook(executions, on as PoolClient);
   }
 
   enqueue(executions: NewExecution[]): Promise<void> {
@@ -244,8 +256,8 @@ export class PostgresStore implements Store {
       const record = runningRecord(recordFromRow(row as never), attempt, now);
       await c.query(
         `UPDATE ${this.t('executions')} SET status = 'running', attempt = $2, record = $3::json, started_at = $4,
-           finished_at = NULL, duration_ms = NULL, error = NULL WHERE id = $1`,
-        [id, attempt, recordJson(record), now],
+           finished_at = NULL, duration_ms = NULL, error = NULL, claimed_by = $5, lease_until = now() + $6 * interval '1 second' WHERE id = $1`,
+        [id, attempt, recordJson(record), now, this.owner, this.leaseSec],
       );
       return record;
     });
@@ -254,14 +266,16 @@ export class PostgresStore implements Store {
   async saveExecution(record: ExecutionRecord): Promise<void> {
     const c = columnsOf(record, new Date().toISOString());
     await this.q(
-      `INSERT INTO ${this.t('executions')} AS e (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error)
-       VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10, $11, $12)
+      `INSERT INTO ${this.t('executions')} AS e (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, claimed_by, lease_until)
+       VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10, $11, $12,
+         CASE WHEN $3 = 'running' THEN $14 END, CASE WHEN $3 = 'running' THEN now() + $15 * interval '1 second' END)
        ON CONFLICT (id) DO UPDATE SET integration = excluded.integration, status = excluded.status, test = excluded.test,
          attempt = excluded.attempt, record = excluded.record,
          queued_at = CASE WHEN $13 THEN excluded.queued_at ELSE e.queued_at END,
          started_at = excluded.started_at, finished_at = excluded.finished_at,
-         duration_ms = excluded.duration_ms, error = excluded.error`,
-      [c.id, c.integration, c.status, c.test, c.attempt, c.trigger, c.record, c.queuedAt, c.startedAt, c.finishedAt, c.durationMs, c.error, !!record.queuedAt],
+         duration_ms = excluded.duration_ms, error = excluded.error,
+         claimed_by = excluded.claimed_by, lease_until = excluded.lease_until`,
+      [c.id, c.integration, c.status, c.test, c.attempt, c.trigger, c.record, c.queuedAt, c.startedAt, c.finishedAt, c.durationMs, c.error, !!record.queuedAt, this.owner, this.leaseSec],
     );
     this.stats.commits++;
   }

@@ -36,6 +36,7 @@ import {
   summaryFromRow,
   type StoreStats,
 } from '../common.js';
+import { InProcessQueue, type ExecutionQueue } from '../queue.js';
 import { openError, readError, writeError } from './errors.js';
 import { migrate } from './migrations.js';
 import { WriteQueue } from './write-queue.js';
@@ -131,6 +132,11 @@ export class SqliteStore implements Store {
     } catch (err) {
       return Promise.reject(readError(this.dataDir, err));
     }
+  }
+
+  /** One process owns the file: the queue is an in-memory work list over these rows. */
+  openQueue(): ExecutionQueue {
+    return new InProcessQueue(this);
   }
 
   async close(): Promise<void> {
