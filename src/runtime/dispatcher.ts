@@ -296,7 +296,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     const entry = this.live.get(id);
     if (!entry || entry.stored) return;
     entry.stored = true;
-    await this.store.saveExecution(entry.record);
+    await this.store.saveExecution(entry.record, { stored: false });
   }
 
   /**
@@ -364,7 +364,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     const prev = job.previous;
     if (!prev || !interruptedTooOften(prev.status, prev.attempt, this.maxInterruptions)) return false;
     const stored = job.record ?? (await this.store.getExecution(job.id));
-    if (stored) await this.store.saveExecution(poisonRecord({ ...stored, attempt: prev.attempt }, this.maxInterruptions));
+    if (stored) await this.store.saveExecution(poisonRecord({ ...stored, attempt: prev.attempt }, this.maxInterruptions), { stored: true });
     log?.error({ attempt: prev.attempt }, 'the process stopped too often while this execution ran; marked failed, not resumed');
     return true;
   }
@@ -375,13 +375,14 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    * `running` (and is not run again at every start). A store that is unavailable still throws.
    */
   private async saveFinal(record: ExecutionRecord, log: Logger | undefined): Promise<void> {
+    const stored = this.live.get(record.id)?.stored ?? true;
     try {
-      await this.store.saveExecution(record);
+      await this.store.saveExecution(record, { stored });
     } catch (err) {
       if (err instanceof StorageUnavailableError) throw err;
       const slim = unsavableRecord(record, err as Error);
       log?.error({ err: (err as Error).message }, 'the execution record could not be saved; saving it as failed without its step results');
-      await this.store.saveExecution(slim);
+      await this.store.saveExecution(slim, { stored });
       Object.assign(record, slim);
       for (const key of ['result', 'response'] as const) if (!(key in slim)) delete record[key];
     }
@@ -424,12 +425,15 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
           env: this.env,
           signal,
           queuedAt: stored.queuedAt,
+          // Progress is shown from memory (liveRecord); the store gets the record when it ends:
+          // a crash resumes the execution from its start anyway (at-least-once).
           onProgress: (r) => {
             const entry = this.live.get(job.id);
             if (entry) entry.record = r;
-            return this.abandoned || job.local ? undefined : this.store.saveExecution(r);
           },
           onLog: (entry, r) => {
+            const current = this.live.get(job.id);
+            if (current) current.record = r;
             this.emit('log', entry, r);
             if (log && entry.level !== 'debug') log[entry.level]({ step: entry.step }, entry.message);
           },

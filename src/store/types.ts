@@ -20,6 +20,11 @@ export interface NewExecution {
   queuedAt?: string;
 }
 
+export interface SaveOptions {
+  /** The execution's row exists already (its trigger is not written again). */
+  stored?: boolean;
+}
+
 export interface ExecutionFilter {
   integration?: string;
   status?: ExecutionStatus;
@@ -70,8 +75,12 @@ export interface Store {
   enqueue(executions: NewExecution[]): Promise<void>;
   /** Marks an execution running (at `attempt`), and returns its stored record. */
   markRunning(id: string, attempt: number): Promise<ExecutionRecord | undefined>;
-  /** Saves the record as it stands (progress while running, or the final state). */
-  saveExecution(record: ExecutionRecord): Promise<void>;
+  /**
+   * Saves the record as it stands (the final state, or a run recorded before its end); creates the
+   * row when there is none. `stored: true` says the row exists (enqueued or saved before): only
+   * what changes during a run is written, not the trigger. Saves may be group-committed.
+   */
+  saveExecution(record: ExecutionRecord, opts?: SaveOptions): Promise<void>;
   getExecution(id: string): Promise<ExecutionRecord | undefined>;
   listExecutions(filter: ExecutionFilter): Promise<ExecutionSummary[]>;
   /** Executions left `queued` or `running` (after a crash), oldest first. */

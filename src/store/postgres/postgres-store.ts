@@ -16,7 +16,7 @@ import type { StoredTokens, TokenStore } from '../../connectors/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../../engine/record.js';
 import { deriveKey, SECRET_ENV, TokenCipher } from '../token-crypto.js';
 import { storageError } from './errors.js';
-import type { Capture, ExecutionFilter, ExecutionSummary, NewExecution, SavedPayload, Store } from '../types.js';
+import type { Capture, ExecutionFilter, ExecutionSummary, NewExecution, SavedPayload, SaveOptions, Store } from '../types.js';
 import {
   checkFilter,
   clampLimit,
@@ -37,6 +37,7 @@ import {
   type StoreStats,
 } from '../common.js';
 import type { ExecutionQueue, QueueOptions } from '../queue.js';
+import { GroupSaves } from './group-saves.js';
 import { LeaseLocks } from './lease-locks.js';
 import { migrate, quoteIdent } from './migrations.js';
 import { channelFor, DEFAULT_LEASE_SEC, defaultReplicaId, TableQueue } from './table-queue.js';
@@ -82,12 +83,20 @@ export class PostgresStore implements Store {
   /** Who holds the executions this process runs, and for how long (set by openQueue). */
   private owner = defaultReplicaId();
   private leaseSec = DEFAULT_LEASE_SEC;
+  private readonly saves: GroupSaves;
 
   private constructor(pool: pg.Pool, schema: string, tokenKey: (() => Buffer) | undefined) {
     this.pool = pool;
     this.schema = schema;
     this.s = quoteIdent(schema);
     this.channel = channelFor(schema);
+    this.saves = new GroupSaves({
+      pool,
+      table: `${this.s}.executions`,
+      lease: () => ({ owner: this.owner, seconds: this.leaseSec }),
+      mapError: storageError,
+      committed: () => this.stats.commits++,
+    });
     this.tokens = new PostgresTokenStore(this, tokenKey);
   }
 
@@ -152,6 +161,7 @@ export class PostgresStore implements Store {
     if (this.closed) return;
     this.flushEnqueue();
     await Promise.allSettled([...this.inflight]);
+    await this.saves.drain();
     this.closed = true;
     await this.pool.end();
   }
@@ -263,21 +273,9 @@ export class PostgresStore implements Store {
     });
   }
 
-  async saveExecution(record: ExecutionRecord): Promise<void> {
-    const c = columnsOf(record, new Date().toISOString());
-    await this.q(
-      `INSERT INTO ${this.t('executions')} AS e (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, claimed_by, lease_until)
-       VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10, $11, $12,
-         CASE WHEN $3 = 'running' THEN $14 END, CASE WHEN $3 = 'running' THEN now() + $15 * interval '1 second' END)
-       ON CONFLICT (id) DO UPDATE SET integration = excluded.integration, status = excluded.status, test = excluded.test,
-         attempt = excluded.attempt, record = excluded.record,
-         queued_at = CASE WHEN $13 THEN excluded.queued_at ELSE e.queued_at END,
-         started_at = excluded.started_at, finished_at = excluded.finished_at,
-         duration_ms = excluded.duration_ms, error = excluded.error,
-         claimed_by = excluded.claimed_by, lease_until = excluded.lease_until`,
-      [c.id, c.integration, c.status, c.test, c.attempt, c.trigger, c.record, c.queuedAt, c.startedAt, c.finishedAt, c.durationMs, c.error, !!record.queuedAt, this.owner, this.leaseSec],
-    );
-    this.stats.commits++;
+  saveExecution(record: ExecutionRecord, opts: SaveOptions = {}): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    return this.saves.save(record, !!opts.stored);
   }
 
   async getExecution(id: string): Promise<ExecutionRecord | undefined> {

@@ -16,7 +16,7 @@ import { join, resolve } from 'node:path';
 import type { StoredTokens, TokenStore } from '../../connectors/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../../engine/record.js';
 import { loadTokenKey, TokenCipher } from '../token-crypto.js';
-import type { Capture, ExecutionFilter, ExecutionSummary, NewExecution, SavedPayload, Store } from '../types.js';
+import type { Capture, ExecutionFilter, ExecutionSummary, NewExecution, SavedPayload, SaveOptions, Store } from '../types.js';
 import {
   checkFilter,
   clampLimit,
@@ -33,6 +33,7 @@ import {
   recordFromRow,
   recordJson,
   runningRecord,
+  stateColumnsOf,
   summaryFromRow,
   type StoreStats,
 } from '../common.js';
@@ -182,8 +183,17 @@ export class SqliteStore implements Store {
     });
   }
 
-  saveExecution(record: ExecutionRecord): Promise<void> {
+  saveExecution(record: ExecutionRecord, opts: SaveOptions = {}): Promise<void> {
     return this.write('saveExecution', () => {
+      if (opts.stored) {
+        // The row exists: what a run changes, without the trigger (and queued_at) again.
+        const s = stateColumnsOf(record);
+        const changed = this.prepare(
+          `UPDATE executions SET status = @status, attempt = @attempt, record = @record, started_at = @startedAt,
+             finished_at = @finishedAt, duration_ms = @durationMs, error = @error WHERE id = @id`,
+        ).run(s).changes;
+        if (changed) return;
+      }
       const c = columnsOf(record, new Date().toISOString());
       this
         .prepare(
