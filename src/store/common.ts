@@ -137,6 +137,11 @@ export function stateColumnsOf(record: ExecutionRecord): StateColumns {
   };
 }
 
+/** A JSON column as read: text (SQLite) is parsed; PostgreSQL hands back the value. */
+export function parseJsonText(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
+}
+
 /** Rebuilds a record from its row; the columns are authoritative over the JSON copy. */
 export function recordFromRow(row: {
   id: string;
@@ -149,9 +154,9 @@ export function recordFromRow(row: {
   queued_at: string | Date | null;
   started_at: string | Date | null;
   finished_at: string | Date | null;
-}): ExecutionRecord {
-  const body = (typeof row.record === 'string' ? JSON.parse(row.record) : row.record) as Partial<ExecutionRecord>;
-  const trigger = typeof row.trigger === 'string' ? JSON.parse(row.trigger) : row.trigger;
+}, json: (value: unknown) => unknown = parseJsonText): ExecutionRecord {
+  const body = json(row.record) as Partial<ExecutionRecord>;
+  const trigger = json(row.trigger);
   const record: ExecutionRecord = {
     ...body,
     id: row.id,

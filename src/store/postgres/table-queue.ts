@@ -321,7 +321,7 @@ export class TableQueue implements ExecutionQueue {
       this.queued.total = Math.max(0, this.queued.total - 1);
       this.queued.by[row.integration]!--;
     }
-    const stored = recordFromRow(row);
+    const stored = recordFromRow(row, (v) => v);
     const job: QueuedJob = {
       id: row.id,
       integration: row.integration,
