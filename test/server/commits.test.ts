@@ -1,8 +1,8 @@
 /**
  * How often an execution is written (issue: fewer commits per execution, one source of truth).
  * A synchronous webhook's run is not in the store while it runs — the API shows it from memory —
- * and is committed once, when it ends; answered early (core.respond), it is committed before the
- * answer leaves. An async execution is written at accept, when it starts and when it ends, never
+ * and is committed once, when it ends; answered early (core.respond, or the 504 of its timeout), it
+ * is committed before the answer leaves. An async execution is written at accept, when it starts and when it ends, never
  * in between (its progress is shown from memory).
  */
 import { afterAll, describe, expect, it } from 'vitest';
@@ -30,6 +30,7 @@ async function setup(): Promise<void> {
     'early.yaml',
     `name: early\ntrigger:\n  type: webhook\n  response: { mode: sync, timeoutMs: 20000 }\nsteps:\n  - id: reply\n    action: core.respond\n    inputs: { statusCode: 202, body: "{% {'early': true} %}" }\n  - id: wait\n    action: core.http\n    inputs: { url: "${g.url}", method: GET }\n`,
   );
+  write(dir.path, 'late.yaml', `name: late\ntrigger:\n  type: webhook\n  response: { mode: sync, timeoutMs: 100 }\nsteps:\n  - id: wait\n    action: core.http\n    inputs: { url: "${g.url}", method: GET }\n`);
   write(
     dir.path,
     'steps.yaml',
@@ -70,6 +71,17 @@ describe('commits per execution', () => {
     expect(res.status).toBe(202);
     const id = res.headers.get('x-execution-id')!;
     // The caller has its answer while the run still waits on the third party: it must survive a crash.
+    expect(await s.runtime.store.getExecution(id)).toMatchObject({ id, status: 'running' });
+    await poll(async () => (g.waiting > 0 ? true : undefined));
+    g.release();
+    expect((await s.waitForExecution(id)).status).toBe('succeeded');
+  });
+
+  it('a synchronous run past its timeout (504, "continues in the background") is committed before the 504', async () => {
+    await setup();
+    const res = await fetch(s.urls('late').live, { method: 'POST' });
+    expect(res.status).toBe(504);
+    const id = res.headers.get('x-execution-id')!;
     expect(await s.runtime.store.getExecution(id)).toMatchObject({ id, status: 'running' });
     await poll(async () => (g.waiting > 0 ? true : undefined));
     g.release();
