@@ -423,7 +423,7 @@ async function schedule(): Promise<ScheduleResult> {
 interface PgResult {
   status: 'measured' | 'skipped';
   reason?: string;
-  queue: 'pg-boss' | 'in-process';
+  queue: 'table' | 'pg-boss' | 'in-process';
   intake?: IntakeResult;
   e2e?: E2EResult;
 }
@@ -449,7 +449,7 @@ async function resetPgDatabase(url: string): Promise<void> {
 }
 
 async function postgres(): Promise<PgResult> {
-  const queue = existsSync(join(repoRoot, 'src', 'runtime', 'pg-queue.ts')) ? 'pg-boss' : 'in-process';
+  const queue = existsSync(join(repoRoot, 'src', 'store', 'postgres', 'table-queue.ts')) ? 'table' : existsSync(join(repoRoot, 'src', 'runtime', 'pg-queue.ts')) ? 'pg-boss' : 'in-process';
   let url: string;
   try {
     url = benchDatabaseUrl();
@@ -600,7 +600,9 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     if (p.status === 'skipped') out.push(`Skipped: ${p.reason}.`);
     else {
       out.push(
-        p.queue === 'pg-boss'
+        p.queue === 'table'
+          ? 'PostgreSQL store, the `executions` table as the queue (`--database-url`; claims with leases, LISTEN/NOTIFY wake-ups), local PostgreSQL on the same machine (it shares the 2 cores).'
+          : p.queue === 'pg-boss'
           ? 'PostgreSQL store and the pg-boss queue (`--database-url`), local PostgreSQL on the same machine (it shares the 2 cores).'
           : '**The pg-boss queue is not in this build (pending)**: these figures are the PostgreSQL *store* with the in-process queue, i.e. what `--database-url` does today. Local PostgreSQL on the same machine (it shares the 2 cores).',
       );

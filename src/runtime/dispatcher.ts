@@ -8,10 +8,11 @@ import type { Logger } from 'pino';
 import type { HttpResponseSpec, RuntimeServices } from '../connectors/types.js';
 import { runExecution } from '../engine/run.js';
 import type { ExecutionRecord, LogEntry } from '../engine/record.js';
-import type { NewExecution, Store } from '../store/types.js';
+import type { ExecutionFilter, ExecutionSummary, NewExecution, Store } from '../store/types.js';
+import { queuedRecord, runningRecord } from '../store/common.js';
 import { HttpError, StorageUnavailableError } from '../common/errors.js';
 import { DEFAULT_MAX_INTERRUPTIONS, interruptedTooOften, poisonRecord, unsavableRecord } from './poison.js';
-import { InProcessQueue, type ExecutionQueue, type QueuedJob } from './queue.js';
+import type { ExecutionQueue, QueuedJob } from './queue.js';
 import type { IntegrationRegistry } from './registry.js';
 
 export interface DispatcherLimits {
@@ -60,6 +61,7 @@ export interface DispatcherOptions {
   registry: IntegrationRegistry;
   services: RuntimeServices;
   limits?: Partial<DispatcherLimits>;
+  /** Default: the store's own queue (`store.openQueue()`). */
   queue?: ExecutionQueue;
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
@@ -89,6 +91,8 @@ export interface ExecutionWatch {
   /** The final record, whatever answered first. */
   done: Promise<ExecutionRecord>;
   cancel(): void;
+  /** The caller stops waiting but the run goes on: record it now, so it survives a crash (makeDurable). */
+  continueInBackground(): Promise<void>;
 }
 
 interface Watcher {
@@ -118,6 +122,12 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   private readonly runningBy = new Map<string, number>();
   private readonly inflight = new Map<string, { controller: AbortController; promise: Promise<void> }>();
   private readonly watchers = new Map<string, Watcher>();
+  /**
+   * Records of the executions running in this process, as they progress: what the API shows for
+   * them (a synchronous run is not in the store before it finishes; an async one's row has no
+   * progress until it finishes).
+   */
+  private readonly live = new Map<string, { record: ExecutionRecord; stored: boolean }>();
   private running = 0;
   /** Enqueues sent to the store and not yet committed: they count against the backlog. */
   private pending = 0;
@@ -137,12 +147,11 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     this.stateFor = opts.stateFor;
     this.concurrencyFor = opts.concurrencyFor;
     this.limits = { ...DEFAULT_LIMITS, ...limitsFromEnv(this.env), ...opts.limits };
-    this.queue = opts.queue ?? new InProcessQueue();
+    this.queue = opts.queue ?? opts.store.openQueue();
     this.queue.onAvailable(() => this.pump());
-    this.queue.bind?.({
+    this.queue.bind({
       free: () => (this.pumping ? this.limits.concurrency - this.running : 0),
       freeFor: (integration) => Math.min(this.limits.perIntegration, this.concurrencyFor?.(integration) ?? Infinity) - (this.runningBy.get(integration) ?? 0),
-      remote: (id) => this.watchRemote(id),
       maxInterruptions: () => this.maxInterruptions,
     });
   }
@@ -190,18 +199,23 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   /**
    * Records the executions durably (resolves after the store's commit) and queues them.
    * Throws BusyError past the backlog limit, without recording anything.
+   *
+   * An execution someone in this process waits for (`watch` first: a synchronous webhook) is not
+   * written now: nobody has been told anything about it, so there is nothing to lose. It runs here
+   * from memory (visible through `liveRecord`) and is committed once, when it finishes — or
+   * earlier, when its caller is answered before the end (`makeDurable`).
    */
   async submit(executions: NewExecution[]): Promise<void> {
     const byIntegration = new Map<string, number>();
     for (const e of executions) byIntegration.set(e.integration, (byIntegration.get(e.integration) ?? 0) + 1);
     this.checkCapacity(executions.length);
     for (const [integration, n] of byIntegration) this.checkCapacity(n, integration);
-    const jobs: QueuedJob[] = executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1, ...(this.watchers.has(e.id) ? { local: true } : {}) }));
+    const jobs: QueuedJob[] = executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1, ...(this.watchers.has(e.id) ? { local: e } : {}) }));
+    const durable = executions.filter((e) => !this.watchers.has(e.id));
     this.pending += executions.length;
     for (const [integration, n] of byIntegration) this.pendingBy.set(integration, (this.pendingBy.get(integration) ?? 0) + n);
     try {
-      await this.queue.prepare?.(jobs);
-      await this.store.enqueue(executions);
+      if (durable.length) await this.store.enqueue(durable);
     } finally {
       this.pending -= executions.length;
       for (const [integration, n] of byIntegration) {
@@ -243,32 +257,46 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
         resolveDone(r);
       },
     });
-    return { outcome, done, cancel: () => this.watchers.delete(id) };
+    return { outcome, done, cancel: () => this.watchers.delete(id), continueInBackground: () => this.makeDurable(id) };
   }
 
   /**
-   * Re-queues what a previous process left queued or running, each as attempt + 1 (the issue's
-   * rule for recovery): `$execution.attempt > 1` tells a step it may be running after a crash,
-   * whether the previous process had started it or not (at-least-once). An execution the process
-   * stopped under `maxInterruptions` times is failed instead (poison.ts).
+   * Starts the queue: what a previous process left queued or running resumes as attempt + 1
+   * (`$execution.attempt > 1` tells a step it may be running after a crash; at-least-once). On a
+   * shared queue only what no live replica holds. An execution the process stopped under
+   * `maxInterruptions` times is failed when it comes up instead of run (poison.ts, see run()).
    */
   async recover(): Promise<number> {
-    // A shared queue knows which executions are owned by a live replica; it resumes only the rest.
-    if (this.queue.recover) return this.queue.recover();
-    const unfinished = await this.store.unfinishedExecutions();
-    const resume: ExecutionRecord[] = [];
-    for (const r of unfinished) {
-      if (!interruptedTooOften(r.status, r.attempt, this.maxInterruptions)) {
-        resume.push(r);
-        continue;
-      }
-      await this.store.saveExecution(poisonRecord(r, this.maxInterruptions));
-      this.logger?.error({ executionId: r.id, integration: r.integration, attempt: r.attempt }, 'the process stopped too often while this execution ran; marked failed, not resumed');
+    const n = await this.queue.recover();
+    if (n) this.logger?.info({ count: n }, 'resuming executions left unfinished by the previous process');
+    return n;
+  }
+
+  /** The record of an execution running in this process, as it stands now. */
+  liveRecord(id: string): ExecutionRecord | undefined {
+    return this.live.get(id)?.record;
+  }
+
+  /** Summaries of the runs of this process not in the store yet (synchronous webhooks), for lists. */
+  liveSummaries(filter: ExecutionFilter): ExecutionSummary[] {
+    const out: ExecutionSummary[] = [];
+    for (const { record: r, stored } of this.live.values()) {
+      if (stored || (filter.integration !== undefined && r.integration !== filter.integration) || (filter.status !== undefined && r.status !== filter.status)) continue;
+      out.push({ id: r.id, integration: r.integration, status: r.status, test: r.test, attempt: r.attempt, queuedAt: r.queuedAt, startedAt: r.startedAt });
     }
-    if (resume.length === 0) return 0;
-    this.queue.push(resume.map((r) => ({ id: r.id, integration: r.integration, attempt: r.attempt + 1, recovered: true })));
-    this.logger?.info({ count: resume.length }, 'resuming executions left unfinished by the previous process');
-    return resume.length;
+    return out;
+  }
+
+  /**
+   * Commits a synchronous run that is still going (its caller is being answered before the end:
+   * an early `core.respond`, or the sync timeout), so a crash from now on resumes it like any
+   * accepted execution. No-op for executions already in the store.
+   */
+  async makeDurable(id: string): Promise<void> {
+    const entry = this.live.get(id);
+    if (!entry || entry.stored) return;
+    entry.stored = true;
+    await this.store.saveExecution(entry.record, { stored: false });
   }
 
   /**
@@ -291,6 +319,8 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       for (const r of this.inflight.values()) r.controller.abort(new Error('shutdown'));
       this.logger?.warn({ count: left }, 'shutdown grace period over: unfinished executions stay recorded and resume on the next start');
     }
+    // A shared queue hands back what this process still holds (and releases its connections).
+    await this.queue.stop();
     return { finished: runs.length - left, abandoned: timedOut ? left : 0 };
   }
 
@@ -304,7 +334,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       this.running++;
       this.runningBy.set(job.integration, (this.runningBy.get(job.integration) ?? 0) + 1);
       const controller = new AbortController();
-      const promise = this.run(job, controller.signal).then((saved) => this.queue.settle?.(job, saved && !this.abandoned ? 'done' : 'abandoned')).finally(() => {
+      const promise = this.run(job, controller.signal).then((saved) => this.queue.settle(job, saved && !this.abandoned ? 'done' : 'abandoned')).finally(() => {
         this.running--;
         const n = (this.runningBy.get(job.integration) ?? 1) - 1;
         if (n <= 0) this.runningBy.delete(job.integration);
@@ -317,22 +347,26 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   }
 
   /**
-   * A `local` job another replica runs after all (a shared queue could not keep it here): the
-   * synchronous caller waiting for it is answered from the store once it has finished.
+   * The record as the run starts: a synchronous run's from memory (no commit), one the queue's
+   * claim already marked running as claimed, else marked running in the store now.
    */
-  private watchRemote(id: string): void {
-    const tick = async (): Promise<void> => {
-      if (!this.watchers.has(id) || !this.pumping) return;
-      const r = await this.store.getExecution(id).catch(() => undefined);
-      const watcher = this.watchers.get(id);
-      if (r && (r.status === 'succeeded' || r.status === 'failed') && watcher) {
-        watcher.resolveOutcome({ kind: 'done', record: r });
-        watcher.resolveDone(r);
-        return;
-      }
-      setTimeout(() => void tick(), 250).unref();
-    };
-    void tick();
+  private async begin(job: QueuedJob): Promise<ExecutionRecord | undefined> {
+    if (job.local) {
+      const now = new Date().toISOString();
+      return runningRecord(queuedRecord(job.local, now), job.attempt, now);
+    }
+    if (job.record) return job.record;
+    return this.store.markRunning(job.id, job.attempt);
+  }
+
+  /** A resumed execution that keeps taking processes down is failed instead of run (poison.ts). */
+  private async poisoned(job: QueuedJob, log: Logger | undefined): Promise<boolean> {
+    const prev = job.previous;
+    if (!prev || !interruptedTooOften(prev.status, prev.attempt, this.maxInterruptions)) return false;
+    const stored = job.record ?? (await this.store.getExecution(job.id));
+    if (stored) await this.store.saveExecution(poisonRecord({ ...stored, attempt: prev.attempt }, this.maxInterruptions), { stored: true });
+    log?.error({ attempt: prev.attempt }, 'the process stopped too often while this execution ran; marked failed, not resumed');
+    return true;
   }
 
   /**
@@ -341,13 +375,14 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    * `running` (and is not run again at every start). A store that is unavailable still throws.
    */
   private async saveFinal(record: ExecutionRecord, log: Logger | undefined): Promise<void> {
+    const stored = this.live.get(record.id)?.stored ?? true;
     try {
-      await this.store.saveExecution(record);
+      await this.store.saveExecution(record, { stored });
     } catch (err) {
       if (err instanceof StorageUnavailableError) throw err;
       const slim = unsavableRecord(record, err as Error);
       log?.error({ err: (err as Error).message }, 'the execution record could not be saved; saving it as failed without its step results');
-      await this.store.saveExecution(slim);
+      await this.store.saveExecution(slim, { stored });
       Object.assign(record, slim);
       for (const key of ['result', 'response'] as const) if (!(key in slim)) delete record[key];
     }
@@ -358,11 +393,13 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     const log = this.logger?.child({ executionId: job.id, integration: job.integration });
     let record: ExecutionRecord | undefined;
     try {
-      const stored = await this.store.markRunning(job.id, job.attempt);
+      if (await this.poisoned(job, log)) return true;
+      const stored = await this.begin(job);
       if (!stored) {
         log?.warn('queued execution vanished from the store (pruned?) or already finished; skipping');
         return true;
       }
+      this.live.set(job.id, { record: stored, stored: !job.local });
       this.emit('started', job, stored);
       // The version running now; a reload while the execution runs does not affect it.
       const integration = this.registry.get(job.integration);
@@ -388,12 +425,25 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
           env: this.env,
           signal,
           queuedAt: stored.queuedAt,
-          onProgress: (r) => (this.abandoned ? undefined : this.store.saveExecution(r)),
+          // Progress is shown from memory (liveRecord); the store gets the record when it ends:
+          // a crash resumes the execution from its start anyway (at-least-once).
+          onProgress: (r) => {
+            const entry = this.live.get(job.id);
+            if (entry) entry.record = r;
+          },
           onLog: (entry, r) => {
+            const current = this.live.get(job.id);
+            if (current) current.record = r;
             this.emit('log', entry, r);
             if (log && entry.level !== 'debug') log[entry.level]({ step: entry.step }, entry.message);
           },
-          onResponse: watcher ? (response) => watcher.resolveOutcome({ kind: 'response', response, executionId: job.id }) : undefined,
+          // The caller is told something before the end: the run must survive a crash from now on.
+          onResponse: watcher
+            ? (response) =>
+                void this.makeDurable(job.id)
+                  .catch((err: Error) => log?.warn({ err: err.message }, 'could not record the synchronous run before its early response'))
+                  .then(() => watcher.resolveOutcome({ kind: 'response', response, executionId: job.id }))
+            : undefined,
         });
       }
       if (this.abandoned) return false;
@@ -419,6 +469,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       }
       return false;
     } finally {
+      this.live.delete(job.id);
       const watcher = this.watchers.get(job.id);
       if (watcher && record && !this.abandoned) {
         watcher.resolveOutcome({ kind: 'done', record });

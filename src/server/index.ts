@@ -10,8 +10,7 @@ import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { openStore } from '../store/open.js';
-import { PostgresStore } from '../store/postgres/postgres-store.js';
-import { PgQueue, type PgQueueOptions } from '../runtime/pg-queue.js';
+import type { QueueOptions } from '../store/queue.js';
 import type { Store } from '../store/types.js';
 import type { DispatcherLimits } from '../runtime/dispatcher.js';
 import type { ExecutionQueue } from '../runtime/queue.js';
@@ -54,10 +53,10 @@ export interface ServerOptions {
   env?: NodeJS.ProcessEnv;
   queue?: ExecutionQueue;
   /**
-   * PostgreSQL only: settings of the shared pg-boss queue (default lease from
+   * Settings of the store's queue (PostgreSQL: the shared table queue; default lease from
    * HCM_RUNNER_LEASE_SECONDS, 60 s).
    */
-  pgQueue?: Partial<Omit<PgQueueOptions, 'store' | 'logger'>>;
+  queueOptions?: Omit<QueueOptions, 'logger'>;
   /** Named in every log line (default HCM_RUNNER_REPLICA_ID; on PostgreSQL else host:pid). */
   replicaId?: string;
   /**
@@ -106,19 +105,11 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const replicaId = opts.replicaId ?? env.HCM_RUNNER_REPLICA_ID ?? (store.kind === 'postgres' ? `${hostname()}:${process.pid}` : undefined);
   if (replicaId) logger = logger.child({ replica: replicaId });
 
-  // Several replicas on one PostgreSQL database share their queue through pg-boss.
-  let pgQueue: PgQueue | undefined;
-  if (!opts.queue && store instanceof PostgresStore) {
-    const lease = Number(env.HCM_RUNNER_LEASE_SECONDS);
-    try {
-      pgQueue = await PgQueue.start({ store, logger, ...(lease > 0 ? { leaseSec: lease } : {}), ...opts.pgQueue });
-    } catch (err) {
-      await store.close();
-      throw err;
-    }
-  }
+  // The store decides how executions are queued (several replicas on PostgreSQL share its table).
+  const lease = Number(env.HCM_RUNNER_LEASE_SECONDS);
+  const queue = opts.queue ?? store.openQueue({ logger, replicaId, ...(lease > 0 ? { leaseSec: lease } : {}), ...opts.queueOptions });
   const stopQueue = async () => {
-    await pgQueue?.stop().catch((err: Error) => logger.warn({ err: err.message }, 'job queue did not stop cleanly'));
+    await queue.stop().catch((err: Error) => logger.warn({ err: err.message }, 'the execution queue did not stop cleanly'));
   };
 
   let adminToken = opts.adminToken ?? env.HCM_RUNNER_ADMIN_TOKEN;
@@ -161,7 +152,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     retentionDays: opts.retentionDays,
     env,
     logger,
-    queue: opts.queue ?? pgQueue,
+    queue,
     allowPrivateNetwork,
     intake,
   });

@@ -128,11 +128,18 @@ export class AdminOperations {
   async executions(filter: { integration?: string; status?: string; limit?: number }): Promise<ExecutionSummary[]> {
     const { status } = filter;
     if (status !== undefined && !EXECUTION_STATUSES.includes(status as ExecutionStatus)) throw new HttpError(400, `status must be one of ${EXECUTION_STATUSES.join(', ')}`);
-    return this.runtime.store.listExecutions({ integration: filter.integration || undefined, status: status as ExecutionStatus | undefined, limit: filter.limit ?? 50 });
+    const query = { integration: filter.integration || undefined, status: status as ExecutionStatus | undefined, limit: filter.limit ?? 50 };
+    const stored = await this.runtime.store.listExecutions(query);
+    // Synchronous runs in progress are in memory only until they finish (dispatcher.submit).
+    const live = this.runtime.dispatcher.liveSummaries(query);
+    if (live.length === 0) return stored;
+    const newestFirst = (a: ExecutionSummary, b: ExecutionSummary) => ((b.queuedAt ?? '') > (a.queuedAt ?? '') ? 1 : (b.queuedAt ?? '') < (a.queuedAt ?? '') ? -1 : b.id > a.id ? 1 : -1);
+    return [...stored, ...live.filter((l) => !stored.some((s) => s.id === l.id))].sort(newestFirst).slice(0, Math.max(1, Math.min(query.limit, 500)));
   }
 
   async execution(id: string): Promise<ExecutionRecord> {
-    const record = await this.runtime.store.getExecution(id);
+    // A run in progress here: its record as it stands (the store has no progress until it ends).
+    const record = this.runtime.dispatcher.liveRecord(id) ?? (await this.runtime.store.getExecution(id));
     if (!record) throw new HttpError(404, `no execution "${id}"`);
     return record;
   }

@@ -76,6 +76,18 @@ export function recordJson(record: ExecutionRecord): string {
   return JSON.stringify(rest);
 }
 
+/**
+ * The trigger as stored (JSON text), serialised once per trigger object: an execution's trigger
+ * does not change, so its saves reuse the text.
+ */
+const triggerTexts = new WeakMap<object, string>();
+export function triggerJson(trigger: unknown): string {
+  if (trigger === null || typeof trigger !== 'object') return JSON.stringify(trigger ?? null);
+  let text = triggerTexts.get(trigger);
+  if (text === undefined) triggerTexts.set(trigger, (text = JSON.stringify(trigger)));
+  return text;
+}
+
 /** Row columns derived from a record. */
 export interface ExecutionColumns {
   id: string;
@@ -99,7 +111,7 @@ export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumn
     status: record.status,
     test: !!record.test,
     attempt: record.attempt ?? 1,
-    trigger: JSON.stringify(record.trigger ?? null),
+    trigger: triggerJson(record.trigger),
     record: recordJson(record),
     queuedAt: iso(record.queuedAt) ?? now,
     startedAt: iso(record.startedAt) ?? null,
@@ -107,6 +119,27 @@ export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumn
     durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
     error: record.error?.message ?? null,
   };
+}
+
+/** The columns a run changes (a save of an existing row): no trigger, no queued_at. */
+export type StateColumns = Pick<ExecutionColumns, 'id' | 'status' | 'attempt' | 'record' | 'startedAt' | 'finishedAt' | 'durationMs' | 'error'>;
+
+export function stateColumnsOf(record: ExecutionRecord): StateColumns {
+  return {
+    id: record.id,
+    status: record.status,
+    attempt: record.attempt ?? 1,
+    record: recordJson(record),
+    startedAt: iso(record.startedAt) ?? null,
+    finishedAt: iso(record.finishedAt) ?? null,
+    durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
+    error: record.error?.message ?? null,
+  };
+}
+
+/** A JSON column as read: text (SQLite) is parsed; PostgreSQL hands back the value. */
+export function parseJsonText(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
 }
 
 /** Rebuilds a record from its row; the columns are authoritative over the JSON copy. */
@@ -121,9 +154,9 @@ export function recordFromRow(row: {
   queued_at: string | Date | null;
   started_at: string | Date | null;
   finished_at: string | Date | null;
-}): ExecutionRecord {
-  const body = (typeof row.record === 'string' ? JSON.parse(row.record) : row.record) as Partial<ExecutionRecord>;
-  const trigger = typeof row.trigger === 'string' ? JSON.parse(row.trigger) : row.trigger;
+}, json: (value: unknown) => unknown = parseJsonText): ExecutionRecord {
+  const body = json(row.record) as Partial<ExecutionRecord>;
+  const trigger = json(row.trigger);
   const record: ExecutionRecord = {
     ...body,
     id: row.id,

@@ -7,6 +7,7 @@
  */
 import type { TokenStore } from '../connectors/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
+import type { ExecutionQueue, QueueOptions } from './queue.js';
 
 /** What is needed to (re)start an execution later: the record is created `queued`. */
 export interface NewExecution {
@@ -17,6 +18,11 @@ export interface NewExecution {
   /** 1 for a new execution; recovery and replays set their own. */
   attempt?: number;
   queuedAt?: string;
+}
+
+export interface SaveOptions {
+  /** The execution's row exists already (its trigger is not written again). */
+  stored?: boolean;
 }
 
 export interface ExecutionFilter {
@@ -57,14 +63,24 @@ export interface Store {
   /** Encrypted connection tokens. */
   readonly tokens: TokenStore;
   close(): Promise<void>;
+  /**
+   * The execution queue that goes with this store, opened once per process: in memory next to an
+   * SQLite file, the `executions` table itself (claims with leases) on PostgreSQL. Stop it before
+   * close().
+   */
+  openQueue(opts?: QueueOptions): ExecutionQueue;
 
   // Executions -------------------------------------------------------------------------------
   /** Records new executions as `queued`; resolves after the commit (group commits allowed). */
   enqueue(executions: NewExecution[]): Promise<void>;
   /** Marks an execution running (at `attempt`), and returns its stored record. */
   markRunning(id: string, attempt: number): Promise<ExecutionRecord | undefined>;
-  /** Saves the record as it stands (progress while running, or the final state). */
-  saveExecution(record: ExecutionRecord): Promise<void>;
+  /**
+   * Saves the record as it stands (the final state, or a run recorded before its end); creates the
+   * row when there is none. `stored: true` says the row exists (enqueued or saved before): only
+   * what changes during a run is written, not the trigger. Saves may be group-committed.
+   */
+  saveExecution(record: ExecutionRecord, opts?: SaveOptions): Promise<void>;
   getExecution(id: string): Promise<ExecutionRecord | undefined>;
   listExecutions(filter: ExecutionFilter): Promise<ExecutionSummary[]>;
   /** Executions left `queued` or `running` (after a crash), oldest first. */

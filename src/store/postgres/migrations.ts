@@ -96,6 +96,11 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     lease_until TIMESTAMPTZ NOT NULL
   );
   `,
+  // 3: the executions table is the queue (table-queue.ts): who runs a row, until when
+  (s) => `
+  ALTER TABLE ${s}.executions ADD COLUMN claimed_by TEXT, ADD COLUMN lease_until TIMESTAMPTZ;
+  CREATE INDEX executions_unfinished ON ${s}.executions (integration, queued_at) WHERE status IN ('queued', 'running');
+  `,
 ];
 
 export function quoteIdent(name: string): string {

@@ -1,40 +1,32 @@
 /**
  * The shared store for several replicas: PostgreSQL through a `pg` Pool, every table in one
- * schema (option `schema`, default `public`). Same behaviour as the SQLite store; concurrency is
- * PostgreSQL's: ticks are claimed with INSERT … ON CONFLICT DO NOTHING, token refreshes are
- * serialised with a transaction-scoped advisory lock held by a dedicated client.
+ * schema (option `schema`, default `public`; set as each connection's search path, so the shared
+ * statements name tables unqualified). Its behaviour and statements are the shared SQL store's
+ * (../sql/); this file is the PostgreSQL dialect: `$n` placeholders, transactions with advisory
+ * locks for plans that must not interleave, group commit of the hot paths, lease locks.
  *
- * enqueue() calls of the same tick are still gathered into one multi-row INSERT (group commit);
- * when that batch fails, each call is retried alone so only the bad one is rejected.
+ * The `executions` table is also the cluster's queue (table-queue.ts): a running row carries who
+ * holds it (`claimed_by`) and until when (`lease_until`).
+ *
+ * enqueue() calls of the same tick are gathered into one multi-row INSERT (group commit), and so
+ * are saves (group-saves.ts); when a batch fails, each call is retried alone so only the bad one
+ * is rejected.
  */
 import pg from 'pg';
 import type { PoolClient, PoolConfig } from 'pg';
-import type { StoredTokens, TokenStore } from '../../connectors/types.js';
-import type { ExecutionRecord, ExecutionStatus } from '../../engine/record.js';
+import type { ExecutionRecord } from '../../engine/record.js';
+import { columnsOf, KeyedMutex, queuedRecord, runningRecord } from '../common.js';
+import type { ExecutionQueue, QueueOptions } from '../queue.js';
+import type { SqlDialect, Step, StepResult } from '../sql/dialect.js';
+import { EXEC_COLS } from '../sql/plans.js';
+import { SqlStore } from '../sql/sql-store.js';
 import { deriveKey, SECRET_ENV, TokenCipher } from '../token-crypto.js';
+import type { NewExecution, SaveOptions } from '../types.js';
 import { storageError } from './errors.js';
-import type { Capture, ExecutionFilter, ExecutionSummary, NewExecution, SavedPayload, Store } from '../types.js';
-import {
-  checkFilter,
-  clampLimit,
-  columnsOf,
-  dedupeKeepLast,
-  DEFAULT_CAPTURE_KEEP,
-  emptyCounts,
-  iso,
-  isFinished,
-  KeyedMutex,
-  newStats,
-  newWebhookToken,
-  queuedRecord,
-  recordFromRow,
-  recordJson,
-  runningRecord,
-  summaryFromRow,
-  type StoreStats,
-} from '../common.js';
+import { GroupSaves } from './group-saves.js';
 import { LeaseLocks } from './lease-locks.js';
 import { migrate, quoteIdent } from './migrations.js';
+import { channelFor, DEFAULT_LEASE_SEC, defaultReplicaId, TableQueue } from './table-queue.js';
 
 export interface PostgresStoreOptions {
   /** postgres:// or postgresql:// URL. */
@@ -48,16 +40,86 @@ export interface PostgresStoreOptions {
   pool?: Omit<PoolConfig, 'connectionString'>;
 }
 
-type Row = Record<string, unknown>;
 type Queryable = Pick<PoolClient, 'query'>;
 
-/**
- * Runs inside the transaction that records new executions (enqueue, commitPoll, …) after their
- * rows were inserted: a shared queue records its jobs in the same commit (see runtime/pg-queue).
- */
-export type EnqueueHook = (executions: NewExecution[], client: PoolClient) => Promise<void>;
-const EXEC_COLS = 'id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at';
-const SUMMARY_COLS = 'id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error';
+/** `?` → `$1, $2, …` (the shared statements hold no `?` in literals). */
+const numbered = new Map<string, string>();
+function placeholders(sql: string): string {
+  let out = numbered.get(sql);
+  if (out === undefined) {
+    let n = 0;
+    out = sql.replace(/\?/g, () => `$${++n}`);
+    if (numbered.size < 500) numbered.set(sql, out);
+  }
+  return out;
+}
+
+class PostgresDialect implements SqlDialect {
+  readonly kind = 'postgres' as const;
+  closed = false;
+
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly schema: string,
+    private readonly committed: () => void,
+  ) {}
+
+  async read<R>(sql: string, params: unknown[] = []): Promise<R[]> {
+    const { rows } = await this.pool.query(placeholders(sql), params).catch((err: unknown) => Promise.reject(storageError(err)));
+    return rows as R[];
+  }
+
+  /** A transaction-scoped advisory lock per key in this schema: plans holding the same key run one at a time. */
+  private lock(c: Queryable, key: string): Promise<unknown> {
+    const [purpose, ...rest] = key.split(':');
+    return c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`hcm-runner:${purpose}:${this.schema}:${rest.join(':')}`]);
+  }
+
+  async runSteps(c: Queryable, steps: Step[]): Promise<StepResult[]> {
+    const out: StepResult[] = [];
+    for (const step of steps) {
+      if ('lock' in step) {
+        await this.lock(c, step.lock);
+        continue;
+      }
+      const r = await c.query(placeholders(step.sql), step.params ?? []);
+      out.push({ rows: r.rows, changes: r.rowCount ?? 0 });
+    }
+    return out;
+  }
+
+  async write(_kind: string, steps: Step[]): Promise<StepResult[]> {
+    // One statement is its own transaction: no BEGIN/COMMIT round trips.
+    if (steps.length === 1 && !('lock' in steps[0]!)) {
+      const out = await this.runSteps(this.pool, steps).catch((err: unknown) => Promise.reject(storageError(err)));
+      this.committed();
+      return out;
+    }
+    return this.tx((c) => this.runSteps(c, steps));
+  }
+
+  /** Runs `fn` in a transaction on a dedicated client. */
+  async tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error('the store is closed');
+    const c = await this.pool.connect().catch((err: unknown) => Promise.reject(storageError(err)));
+    try {
+      await c.query('BEGIN');
+      const result = await fn(c);
+      await c.query('COMMIT');
+      this.committed();
+      return result;
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => undefined);
+      throw storageError(err);
+    } finally {
+      c.release();
+    }
+  }
+
+  json(value: unknown): unknown {
+    return value;
+  }
+}
 
 interface PendingEnqueue {
   executions: NewExecution[];
@@ -65,25 +127,54 @@ interface PendingEnqueue {
   reject: (e: unknown) => void;
 }
 
-export class PostgresStore implements Store {
+export class PostgresStore extends SqlStore {
   readonly kind = 'postgres' as const;
-  readonly stats: StoreStats = newStats();
-  readonly tokens: TokenStore;
   readonly schema: string;
   /** The pool; exposed for tests and diagnostics. */
   readonly pool: pg.Pool;
+  private readonly pgd: PostgresDialect;
   private readonly s: string;
   private pending: PendingEnqueue[] = [];
   private scheduled = false;
   private inflight = new Set<Promise<void>>();
-  private closed = false;
-  private enqueueHook?: EnqueueHook;
+  /** NOTIFY channel of new work (table-queue.ts). */
+  private readonly channel: string;
+  /** Who holds the executions this process runs, and for how long (set by openQueue). */
+  private owner = defaultReplicaId();
+  private leaseSec = DEFAULT_LEASE_SEC;
+  private readonly saves: GroupSaves;
+  private leaseLocks?: LeaseLocks;
 
-  private constructor(pool: pg.Pool, schema: string, tokenKey: (() => Buffer) | undefined) {
+  private constructor(pool: pg.Pool, schema: string, tokenKey: () => Buffer) {
+    let cipher: TokenCipher | undefined;
+    const tokenMutex = new KeyedMutex();
+    const dialect = new PostgresDialect(pool, schema, () => this.stats.commits++);
+    super(
+      dialect,
+      async () => (cipher ??= new TokenCipher(tokenKey())),
+      // One refresh per key in flight across all replicas: an advisory lock held in a transaction on
+      // a dedicated client while `fn` runs. The in-process mutex in front keeps a process from tying
+      // up several pool clients on one key.
+      (key, fn) =>
+        tokenMutex.run(key, () =>
+          dialect.tx(async (c) => {
+            await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`hcm-runner:token:${schema}:${key}`]);
+            return fn();
+          }),
+        ),
+    );
+    this.pgd = dialect;
     this.pool = pool;
     this.schema = schema;
     this.s = quoteIdent(schema);
-    this.tokens = new PostgresTokenStore(this, tokenKey);
+    this.channel = channelFor(schema);
+    this.saves = new GroupSaves({
+      pool,
+      table: `${this.s}.executions`,
+      lease: () => ({ owner: this.owner, seconds: this.leaseSec }),
+      mapError: storageError,
+      committed: () => this.stats.commits++,
+    });
   }
 
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
@@ -92,6 +183,8 @@ export class PostgresStore implements Store {
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, ...opts.pool });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     pool.on('error', () => undefined);
+    // The shared statements name tables unqualified: every connection looks in this schema first.
+    pool.on('connect', (client) => void client.query(`SET search_path TO ${quoteIdent(schema)}, public`).catch(() => undefined));
     try {
       await migrate(pool, schema);
     } catch (err) {
@@ -111,76 +204,59 @@ export class PostgresStore implements Store {
     return new PostgresStore(pool, schema, keyFn);
   }
 
-  /** A transaction-scoped advisory lock on (purpose, integration) in this schema. */
-  private async lockIntegration(c: PoolClient, purpose: string, integration: string): Promise<void> {
-    await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`hcm-runner:${purpose}:${this.schema}:${integration}`]);
-  }
-
-  private t(table: string): string {
-    return `${this.s}.${table}`;
-  }
-
-  private q<R extends Row = Row>(sql: string, params: unknown[] = [], on: Queryable = this.pool): Promise<pg.QueryResult<R>> {
-    if (this.closed) return Promise.reject(new Error('the store is closed'));
-    return on.query<R>(sql, params).catch((err: unknown) => Promise.reject(storageError(err)));
-  }
-
   /** Runs `fn` in a transaction on a dedicated client. */
-  async tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
-    if (this.closed) throw new Error('the store is closed');
-    const c = await this.pool.connect().catch((err: unknown) => Promise.reject(storageError(err)));
-    try {
-      await c.query('BEGIN');
-      const result = await fn(c);
-      await c.query('COMMIT');
-      this.stats.commits++;
-      return result;
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => undefined);
-      throw storageError(err);
-    } finally {
-      c.release();
-    }
+  tx<T>(fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    return this.pgd.tx(fn);
+  }
+
+  /** The `executions` table as a queue shared by every replica (table-queue.ts). */
+  openQueue(opts: QueueOptions = {}): ExecutionQueue {
+    this.owner = opts.replicaId ? `${opts.replicaId}:${process.pid}` : this.owner;
+    this.leaseSec = opts.leaseSec ?? this.leaseSec;
+    return new TableQueue(this, { ...opts, owner: this.owner, leaseSec: this.leaseSec });
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.flushEnqueue();
     await Promise.allSettled([...this.inflight]);
+    await this.saves.drain();
     this.closed = true;
+    this.pgd.closed = true;
     await this.pool.end();
   }
 
-  /** Installs (or removes) the hook run in every transaction that inserts new executions. */
-  setEnqueueHook(hook: EnqueueHook | undefined): void {
-    this.enqueueHook = hook;
-  }
+  // Group-committed hot paths ----------------------------------------------------------------------
 
-  // Executions -------------------------------------------------------------------------------
-
+  /**
+   * One statement: the rows, and a NOTIFY (delivered at commit) naming the integrations that got
+   * work, which wakes every replica's queue. Too many names for a payload: an empty one (= look).
+   */
   private async insertExecutions(executions: NewExecution[], on: Queryable = this.pool): Promise<void> {
-    const hook = this.enqueueHook;
-    // With a hook the rows and what the hook writes commit together.
-    if (hook && on === this.pool) return this.tx((c) => this.insertExecutions(executions, c));
     const now = new Date().toISOString();
     const cols = executions.map((e) => columnsOf(queuedRecord(e, now), now));
-    await this.q(
-      `INSERT INTO ${this.t('executions')} (id, integration, status, test, attempt, trigger, record, queued_at)
-       SELECT id, integration, 'queued', test, attempt, trigger::json, record::json, queued_at
-       FROM unnest($1::text[], $2::text[], $3::boolean[], $4::int[], $5::text[], $6::text[], $7::timestamptz[])
-         AS t(id, integration, test, attempt, trigger, record, queued_at)`,
-      [
-        cols.map((c) => c.id),
-        cols.map((c) => c.integration),
-        cols.map((c) => c.test),
-        cols.map((c) => c.attempt),
-        cols.map((c) => c.trigger),
-        cols.map((c) => c.record),
-        cols.map((c) => c.queuedAt),
-      ],
-      on,
-    );
-    if (hook) await hook(executions, on as PoolClient);
+    await on
+      .query(
+        `WITH ins AS (
+           INSERT INTO ${this.s}.executions (id, integration, status, test, attempt, trigger, record, queued_at)
+           SELECT id, integration, 'queued', test, attempt, trigger::json, record::json, queued_at
+           FROM unnest($1::text[], $2::text[], $3::boolean[], $4::int[], $5::text[], $6::text[], $7::timestamptz[])
+             AS t(id, integration, test, attempt, trigger, record, queued_at)
+           RETURNING integration),
+         names AS (SELECT string_agg(DISTINCT integration, E'\\n') AS list FROM ins)
+         SELECT pg_notify($8, CASE WHEN octet_length(list) < 7900 THEN list ELSE '' END) FROM names`,
+        [
+          cols.map((c) => c.id),
+          cols.map((c) => c.integration),
+          cols.map((c) => c.test),
+          cols.map((c) => c.attempt),
+          cols.map((c) => c.trigger),
+          cols.map((c) => c.record),
+          cols.map((c) => c.queuedAt),
+          this.channel,
+        ],
+      )
+      .catch((err: unknown) => Promise.reject(storageError(err)));
   }
 
   enqueue(executions: NewExecution[]): Promise<void> {
@@ -235,326 +311,40 @@ export class PostgresStore implements Store {
     );
   }
 
+  /** Also takes the lease (this process holds the running execution). */
   async markRunning(id: string, attempt: number): Promise<ExecutionRecord | undefined> {
-    return this.tx(async (c) => {
-      const { rows } = await c.query(`SELECT ${EXEC_COLS} FROM ${this.t('executions')} WHERE id = $1 FOR UPDATE`, [id]);
-      const row = rows[0] as Row | undefined;
-      if (!row || isFinished(String(row.status))) return undefined;
-      const now = new Date().toISOString();
-      const record = runningRecord(recordFromRow(row as never), attempt, now);
-      await c.query(
-        `UPDATE ${this.t('executions')} SET status = 'running', attempt = $2, record = $3::json, started_at = $4,
-           finished_at = NULL, duration_ms = NULL, error = NULL WHERE id = $1`,
-        [id, attempt, recordJson(record), now],
-      );
-      return record;
-    });
-  }
-
-  async saveExecution(record: ExecutionRecord): Promise<void> {
-    const c = columnsOf(record, new Date().toISOString());
-    await this.q(
-      `INSERT INTO ${this.t('executions')} AS e (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error)
-       VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10, $11, $12)
-       ON CONFLICT (id) DO UPDATE SET integration = excluded.integration, status = excluded.status, test = excluded.test,
-         attempt = excluded.attempt, record = excluded.record,
-         queued_at = CASE WHEN $13 THEN excluded.queued_at ELSE e.queued_at END,
-         started_at = excluded.started_at, finished_at = excluded.finished_at,
-         duration_ms = excluded.duration_ms, error = excluded.error`,
-      [c.id, c.integration, c.status, c.test, c.attempt, c.trigger, c.record, c.queuedAt, c.startedAt, c.finishedAt, c.durationMs, c.error, !!record.queuedAt],
-    );
-    this.stats.commits++;
-  }
-
-  async getExecution(id: string): Promise<ExecutionRecord | undefined> {
-    const { rows } = await this.q(`SELECT ${EXEC_COLS} FROM ${this.t('executions')} WHERE id = $1`, [id]);
-    return rows[0] ? recordFromRow(rows[0] as never) : undefined;
-  }
-
-  async listExecutions(filter: ExecutionFilter = {}): Promise<ExecutionSummary[]> {
-    checkFilter(filter);
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (filter.integration !== undefined) (params.push(filter.integration), where.push(`integration = $${params.length}`));
-    if (filter.status !== undefined) (params.push(filter.status), where.push(`status = $${params.length}`));
-    if (filter.before !== undefined) (params.push(iso(filter.before)), where.push(`queued_at < $${params.length}`));
-    params.push(clampLimit(filter.limit));
-    const { rows } = await this.q(
-      `SELECT ${SUMMARY_COLS} FROM ${this.t('executions')} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-       ORDER BY queued_at DESC, id DESC LIMIT $${params.length}`,
-      params,
-    );
-    return rows.map((r) => summaryFromRow(r as never));
-  }
-
-  async unfinishedExecutions(): Promise<ExecutionRecord[]> {
-    const { rows } = await this.q(
-      `SELECT ${EXEC_COLS} FROM ${this.t('executions')} WHERE status IN ('queued', 'running') ORDER BY queued_at ASC, id ASC`,
-    );
-    return rows.map((r) => recordFromRow(r as never));
-  }
-
-  async countByStatus(): Promise<Record<ExecutionStatus, number>> {
-    const counts = emptyCounts();
-    const { rows } = await this.q<{ status: ExecutionStatus; n: string }>(`SELECT status, COUNT(*) AS n FROM ${this.t('executions')} GROUP BY status`);
-    for (const r of rows) if (r.status in counts) counts[r.status] = Number(r.n);
-    return counts;
-  }
-
-  /** Also forgets claimed schedule/poll ticks older than `before`. */
-  async pruneExecutions(before: Date): Promise<number> {
-    return this.tx(async (c) => {
-      const r = await c.query(
-        `DELETE FROM ${this.t('executions')} WHERE status IN ('succeeded', 'failed') AND finished_at IS NOT NULL AND finished_at < $1`,
-        [before.toISOString()],
-      );
-      await c.query(`DELETE FROM ${this.t('ticks')} WHERE claimed_at < $1`, [before.toISOString()]);
-      return r.rowCount ?? 0;
-    });
-  }
-
-  // Webhook tokens ---------------------------------------------------------------------------
-
-  async webhookToken(integration: string): Promise<string> {
-    const existing = await this.q<{ token: string }>(`SELECT token FROM ${this.t('webhook_tokens')} WHERE integration = $1`, [integration]);
-    if (existing.rows[0]) return existing.rows[0].token;
-    await this.q(`INSERT INTO ${this.t('webhook_tokens')} (integration, token) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [integration, newWebhookToken()]);
-    const { rows } = await this.q<{ token: string }>(`SELECT token FROM ${this.t('webhook_tokens')} WHERE integration = $1`, [integration]);
-    return rows[0]!.token;
-  }
-
-  async rotateWebhookToken(integration: string): Promise<string> {
-    const { rows } = await this.q<{ token: string }>(
-      `INSERT INTO ${this.t('webhook_tokens')} (integration, token) VALUES ($1, $2)
-       ON CONFLICT (integration) DO UPDATE SET token = excluded.token, created_at = now() RETURNING token`,
-      [integration, newWebhookToken()],
-    );
-    return rows[0]!.token;
-  }
-
-  async integrationForToken(token: string): Promise<string | undefined> {
-    const { rows } = await this.q<{ integration: string }>(`SELECT integration FROM ${this.t('webhook_tokens')} WHERE token = $1`, [token]);
-    return rows[0]?.integration;
-  }
-
-  // Listening, captures, payloads ------------------------------------------------------------
-
-  async setListening(integration: string, on: boolean): Promise<void> {
-    if (on) await this.q(`INSERT INTO ${this.t('listening')} (integration) VALUES ($1) ON CONFLICT DO NOTHING`, [integration]);
-    else await this.q(`DELETE FROM ${this.t('listening')} WHERE integration = $1`, [integration]);
-  }
-
-  async isListening(integration: string): Promise<boolean> {
-    return (await this.q(`SELECT 1 FROM ${this.t('listening')} WHERE integration = $1`, [integration])).rows.length > 0;
-  }
-
-  async listeningIntegrations(): Promise<string[]> {
-    const { rows } = await this.q<{ integration: string }>(`SELECT integration FROM ${this.t('listening')} ORDER BY integration`);
-    return rows.map((r) => r.integration);
-  }
-
-  async addCapture(capture: Capture, keep = DEFAULT_CAPTURE_KEEP): Promise<void> {
-    await this.tx(async (c) => {
-      // Trimming must see concurrent captures of the same integration: one at a time.
-      await this.lockIntegration(c, 'captures', capture.integration);
-      await c.query(
-        `INSERT INTO ${this.t('captures')} (integration, id, received_at, trigger) VALUES ($1, $2, $3, $4::json)
-         ON CONFLICT (integration, id) DO UPDATE SET received_at = excluded.received_at, trigger = excluded.trigger`,
-        [capture.integration, capture.id, iso(capture.receivedAt) ?? new Date().toISOString(), JSON.stringify(capture.trigger ?? null)],
-      );
-      await c.query(
-        `DELETE FROM ${this.t('captures')} WHERE integration = $1 AND seq NOT IN
-           (SELECT seq FROM ${this.t('captures')} WHERE integration = $1 ORDER BY seq DESC LIMIT $2)`,
-        [capture.integration, Math.max(0, Math.floor(keep))],
-      );
-    });
-  }
-
-  async listCaptures(integration: string, limit = DEFAULT_CAPTURE_KEEP): Promise<Capture[]> {
-    const { rows } = await this.q(
-      `SELECT integration, id, received_at, trigger FROM ${this.t('captures')} WHERE integration = $1 ORDER BY seq DESC LIMIT $2`,
-      [integration, clampLimit(limit, DEFAULT_CAPTURE_KEEP)],
-    );
-    return rows.map(captureFromRow);
-  }
-
-  async getCapture(integration: string, id: string): Promise<Capture | undefined> {
-    const { rows } = await this.q(`SELECT integration, id, received_at, trigger FROM ${this.t('captures')} WHERE integration = $1 AND id = $2`, [
-      integration,
-      id,
-    ]);
-    return rows[0] ? captureFromRow(rows[0]) : undefined;
-  }
-
-  async savePayload(integration: string, name: string, trigger: unknown): Promise<SavedPayload> {
+    if (this.closed) throw new Error('the store is closed');
     const now = new Date().toISOString();
-    const { rows } = await this.q(
-      `INSERT INTO ${this.t('payloads')} (integration, name, trigger, created_at, updated_at) VALUES ($1, $2, $3::json, $4, $4)
-       ON CONFLICT (integration, name) DO UPDATE SET trigger = excluded.trigger, updated_at = excluded.updated_at
-       RETURNING *`,
-      [integration, name, JSON.stringify(trigger ?? null), now],
-    );
-    return payloadFromRow(rows[0]!);
+    const { rows } = await this.pool
+      .query(
+        `UPDATE ${this.s}.executions SET status = 'running', attempt = $2, started_at = $3, finished_at = NULL, duration_ms = NULL, error = NULL,
+           claimed_by = $4, lease_until = now() + $5 * interval '1 second'
+         WHERE id = $1 AND status IN ('queued', 'running') RETURNING ${EXEC_COLS}`,
+        [id, attempt, now, this.owner, this.leaseSec],
+      )
+      .catch((err: unknown) => Promise.reject(storageError(err)));
+    this.stats.commits++;
+    return rows[0] ? runningRecord(this.record(rows[0]), attempt, now) : undefined;
   }
 
-  async getPayload(integration: string, name: string): Promise<SavedPayload | undefined> {
-    const { rows } = await this.q(`SELECT * FROM ${this.t('payloads')} WHERE integration = $1 AND name = $2`, [integration, name]);
-    return rows[0] ? payloadFromRow(rows[0]) : undefined;
+  saveExecution(record: ExecutionRecord, opts: SaveOptions = {}): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    return this.saves.save(record, !!opts.stored);
   }
 
-  async listPayloads(integration: string): Promise<SavedPayload[]> {
-    const { rows } = await this.q(`SELECT * FROM ${this.t('payloads')} WHERE integration = $1 ORDER BY name`, [integration]);
-    return rows.map(payloadFromRow);
-  }
-
-  async deletePayload(integration: string, name: string): Promise<boolean> {
-    const r = await this.q(`DELETE FROM ${this.t('payloads')} WHERE integration = $1 AND name = $2`, [integration, name]);
-    return (r.rowCount ?? 0) > 0;
-  }
-
-  // Trigger state ----------------------------------------------------------------------------
-
-  async getState(integration: string, key: string): Promise<unknown> {
-    const { rows } = await this.q<{ value: unknown }>(`SELECT value FROM ${this.t('trigger_state')} WHERE integration = $1 AND key = $2`, [integration, key]);
-    return rows[0] ? rows[0].value : undefined;
-  }
-
-  async setState(integration: string, key: string, value: unknown): Promise<void> {
-    if (value === undefined) return this.deleteState(integration, key);
-    await this.q(
-      `INSERT INTO ${this.t('trigger_state')} (integration, key, value) VALUES ($1, $2, $3::json)
-       ON CONFLICT (integration, key) DO UPDATE SET value = excluded.value, updated_at = now()`,
-      [integration, key, JSON.stringify(value)],
-    );
-  }
-
-  /** Without `key`: all of the integration's trigger state (not its poll seen-set). */
-  async deleteState(integration: string, key?: string): Promise<void> {
-    if (key === undefined) await this.q(`DELETE FROM ${this.t('trigger_state')} WHERE integration = $1`, [integration]);
-    else await this.q(`DELETE FROM ${this.t('trigger_state')} WHERE integration = $1 AND key = $2`, [integration, key]);
-  }
-
-  async takeState(integration: string, key: string): Promise<unknown> {
-    const { rows } = await this.q<{ value: unknown }>(`DELETE FROM ${this.t('trigger_state')} WHERE integration = $1 AND key = $2 RETURNING value`, [
-      integration,
-      key,
-    ]);
-    return rows[0] ? rows[0].value : undefined;
-  }
-
-  async seenKeys(integration: string): Promise<Set<string>> {
-    const { rows } = await this.q<{ key: string }>(`SELECT key FROM ${this.t('poll_seen')} WHERE integration = $1`, [integration]);
-    return new Set(rows.map((r) => r.key));
-  }
-
-  /** Later keys in `keys` count as newer; keys seen again become the newest. */
+  /** Seen keys and new executions in one transaction. */
   async commitPoll(integration: string, keys: string[], maxSeen: number, executions: NewExecution[]): Promise<void> {
-    const unique = dedupeKeepLast(keys);
-    await this.tx(async (c) => {
-      await this.lockIntegration(c, 'poll', integration);
-      if (unique.length) {
-        await c.query(
-          `INSERT INTO ${this.t('poll_seen')} (integration, key, seq)
-           SELECT $1, k, nextval('${this.s}.poll_seen_seq') FROM unnest($2::text[]) WITH ORDINALITY AS t(k, i) ORDER BY i
-           ON CONFLICT (integration, key) DO UPDATE SET seq = excluded.seq`,
-          [integration, unique],
-        );
-      }
-      await c.query(
-        `DELETE FROM ${this.t('poll_seen')} WHERE integration = $1 AND seq NOT IN
-           (SELECT seq FROM ${this.t('poll_seen')} WHERE integration = $1 ORDER BY seq DESC LIMIT $2)`,
-        [integration, Math.max(0, Math.floor(maxSeen))],
-      );
+    const seen = this.seenSteps(integration, keys, maxSeen);
+    await this.pgd.tx(async (c) => {
+      await this.pgd.runSteps(c, seen);
       if (executions.length) await this.insertExecutions(executions, c);
     });
   }
 
-  async claimTick(integration: string, tick: string): Promise<boolean> {
-    const r = await this.q(`INSERT INTO ${this.t('ticks')} (integration, tick) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [integration, tick]);
-    return r.rowCount === 1;
-  }
-
-  private leaseLocks?: LeaseLocks;
-
   lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    this.leaseLocks ??= new LeaseLocks(this.pool, this.t('locks'));
+    this.leaseLocks ??= new LeaseLocks(this.pool, `${this.s}.locks`);
     return this.leaseLocks.run(key, fn, signal);
   }
-
-  // Tokens (used by PostgresTokenStore) -------------------------------------------------------
-
-  /** @internal */
-  async _getTokenBlob(key: string): Promise<string | undefined> {
-    const { rows } = await this.q<{ blob: string }>(`SELECT blob FROM ${this.t('tokens')} WHERE key = $1`, [key]);
-    return rows[0]?.blob;
-  }
-
-  /** @internal */
-  async _setTokenBlob(key: string, blob: string | undefined): Promise<void> {
-    if (blob === undefined) await this.q(`DELETE FROM ${this.t('tokens')} WHERE key = $1`, [key]);
-    else
-      await this.q(
-        `INSERT INTO ${this.t('tokens')} (key, blob) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET blob = excluded.blob, updated_at = now()`,
-        [key, blob],
-      );
-  }
-}
-
-/**
- * Tokens encrypted at rest; `withLock` holds `pg_advisory_xact_lock` in a transaction on a
- * dedicated client while `fn` runs, so one refresh per key is in flight across all replicas.
- * An in-process mutex in front keeps a process from tying up several pool clients on one key.
- */
-class PostgresTokenStore implements TokenStore {
-  private cipher?: TokenCipher;
-  private readonly mutex = new KeyedMutex();
-
-  constructor(
-    private readonly store: PostgresStore,
-    private readonly key: (() => Buffer) | undefined,
-  ) {}
-
-  private getCipher(): TokenCipher {
-    if (!this.key) throw new Error(`${SECRET_ENV} is not set: it is needed to encrypt stored tokens`);
-    this.cipher ??= new TokenCipher(this.key());
-    return this.cipher;
-  }
-
-  async get(key: string): Promise<StoredTokens | undefined> {
-    const blob = await this.store._getTokenBlob(key);
-    return blob === undefined ? undefined : this.getCipher().decrypt<StoredTokens>(blob);
-  }
-
-  async set(key: string, tokens: StoredTokens): Promise<void> {
-    await this.store._setTokenBlob(key, this.getCipher().encrypt(tokens));
-  }
-
-  async delete(key: string): Promise<void> {
-    await this.store._setTokenBlob(key, undefined);
-  }
-
-  withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    return this.mutex.run(key, () =>
-      this.store.tx(async (c) => {
-        await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`hcm-runner:token:${this.store.schema}:${key}`]);
-        return fn();
-      }),
-    );
-  }
-}
-
-function captureFromRow(row: Row): Capture {
-  return { id: String(row.id), integration: String(row.integration), receivedAt: iso(row.received_at as Date)!, trigger: row.trigger };
-}
-
-function payloadFromRow(row: Row): SavedPayload {
-  return {
-    integration: String(row.integration),
-    name: String(row.name),
-    trigger: row.trigger,
-    createdAt: iso(row.created_at as Date)!,
-    updatedAt: iso(row.updated_at as Date)!,
-  };
 }
 
 /** The URL without its password, for error messages. */

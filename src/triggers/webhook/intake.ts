@@ -77,7 +77,15 @@ export interface WebhookIntakeHost {
   /** Records the execution durably and queues it; throws like `checkCapacity` past the backlog. */
   submit(execution: IntakeExecution): Promise<void>;
   /** Follows one execution to its outcome; called before `submit`, so no event is missed. */
-  watch(executionId: string): { outcome: Promise<SyncOutcome>; cancel(): void };
+  watch(executionId: string): {
+    outcome: Promise<SyncOutcome>;
+    cancel(): void;
+    /**
+     * The caller is answered before the run ends (it goes on in the background): from now on it
+     * must survive a crash like any accepted execution (a synchronous run is not recorded before).
+     */
+    continueInBackground?(): Promise<void>;
+  };
   isListening(integration: string): boolean;
   /** Saves a listening-mode capture of a test-URL request. */
   addCapture(capture: { id: string; integration: string; receivedAt: string; trigger: unknown }): Promise<void>;
@@ -199,6 +207,7 @@ async function syncRun(host: WebhookIntakeHost, integration: CompiledIntegration
   const outcome = await Promise.race([watch.outcome, new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs)))]);
   clearTimeout(timer);
   if (outcome === 'timeout') {
+    await watch.continueInBackground?.().catch((err: Error) => host.logger?.warn({ executionId: id, err: err.message }, 'could not record the synchronous run that timed out'));
     const error = `integration ${integration.name}: the synchronous run did not finish within ${timeoutMs} ms; it continues in the background`;
     return { status: 504, headers: { 'content-type': 'application/json', 'x-execution-id': id }, body: JSON.stringify({ error, executionId: id }) };
   }

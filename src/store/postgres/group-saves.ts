@@ -1,0 +1,188 @@
+/**
+ * Group commit of execution saves on PostgreSQL: the saves of one tick become one statement (one
+ * commit, one WAL flush) instead of one each. While a batch is being written the next one gathers,
+ * so batches grow with the load. Batches are written one after the other, so two saves of the same
+ * execution land in call order.
+ *
+ * A save of an existing row (`stored`) writes only what a run changes; a row that is missing after
+ * all, and every save without `stored`, goes through the upsert, which writes the trigger only when
+ * it inserts. When a batch fails as a whole, each save is retried alone so only a bad one fails.
+ */
+import type pg from 'pg';
+import type { ExecutionRecord } from '../../engine/record.js';
+import { columnsOf, stateColumnsOf } from '../common.js';
+
+interface PendingSave {
+  record: ExecutionRecord;
+  stored: boolean;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export interface GroupSavesHost {
+  readonly pool: pg.Pool;
+  /** The quoted, schema-qualified executions table. */
+  readonly table: string;
+  /** The holder and lease written on rows saved as running (table-queue.ts). */
+  lease(): { owner: string; seconds: number };
+  /** Maps a database error to the error callers see. */
+  mapError(err: unknown): unknown;
+  /** Called once per committed statement. */
+  committed(): void;
+}
+
+export class GroupSaves {
+  private pending: PendingSave[] = [];
+  private scheduled = false;
+  private writing?: Promise<void>;
+
+  constructor(private readonly host: GroupSavesHost) {}
+
+  save(record: ExecutionRecord, stored: boolean): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pending.push({ record, stored, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Resolves once everything saved so far is written. */
+  async drain(): Promise<void> {
+    while (this.pending.length || this.writing) {
+      if (!this.writing) this.flush();
+      await this.writing?.catch(() => undefined);
+    }
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.writing) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
+    this.writing = this.write(batch).finally(() => {
+      this.writing = undefined;
+      if (this.pending.length) this.schedule();
+    });
+  }
+
+  private async write(batch: PendingSave[]): Promise<void> {
+    // Rounds of distinct executions: a statement must not touch one row twice.
+    const rounds: PendingSave[][] = [];
+    const seen = new Map<string, number>();
+    for (const p of batch) {
+      const n = seen.get(p.record.id) ?? 0;
+      seen.set(p.record.id, n + 1);
+      (rounds[n] ??= []).push(p);
+    }
+    for (const round of rounds) await this.writeRound(round);
+  }
+
+  private async writeRound(round: PendingSave[]): Promise<void> {
+    try {
+      await this.statements(round);
+      for (const p of round) p.resolve();
+      return;
+    } catch (err) {
+      if (round.length === 1) {
+        round[0]!.reject(this.host.mapError(err));
+        return;
+      }
+    }
+    for (const p of round) {
+      try {
+        await this.statements([p]);
+        p.resolve();
+      } catch (err) {
+        p.reject(this.host.mapError(err));
+      }
+    }
+  }
+
+  private async statements(round: PendingSave[]): Promise<void> {
+    const updates = round.filter((p) => p.stored);
+    const upserts = round.filter((p) => !p.stored);
+    const [missing] = await Promise.all([this.update(updates), this.upsert(upserts)]);
+    if (missing.length) await this.upsert(missing);
+  }
+
+  /** Updates existing rows; returns the saves whose row was not there. */
+  private async update(saves: PendingSave[]): Promise<PendingSave[]> {
+    if (saves.length === 0) return [];
+    const cols = saves.map((p) => stateColumnsOf(p.record));
+    const { owner, seconds } = this.host.lease();
+    const { rows } = await this.host.pool.query<{ id: string }>(
+      `UPDATE ${this.host.table} e SET status = v.status, attempt = v.attempt, record = v.record::json, started_at = v.started_at,
+         finished_at = v.finished_at, duration_ms = v.duration_ms, error = v.error,
+         claimed_by = CASE WHEN v.status = 'running' THEN $9 END,
+         lease_until = CASE WHEN v.status = 'running' THEN now() + $10 * interval '1 second' END
+       FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::text[])
+         AS v(id, status, attempt, record, started_at, finished_at, duration_ms, error)
+       WHERE e.id = v.id RETURNING e.id`,
+      [
+        cols.map((c) => c.id),
+        cols.map((c) => c.status),
+        cols.map((c) => c.attempt),
+        cols.map((c) => c.record),
+        cols.map((c) => c.startedAt),
+        cols.map((c) => c.finishedAt),
+        cols.map((c) => c.durationMs),
+        cols.map((c) => c.error),
+        owner,
+        seconds,
+      ],
+    );
+    this.host.committed();
+    const found = new Set(rows.map((r) => r.id));
+    return saves.filter((p) => !found.has(p.record.id));
+  }
+
+  /** Inserts or updates rows; the trigger is written only on insert (it never changes). */
+  private async upsert(saves: PendingSave[]): Promise<void> {
+    if (saves.length === 0) return;
+    const now = new Date().toISOString();
+    const cols = saves.map((p) => ({ ...columnsOf(p.record, now), queuedAtGiven: !!p.record.queuedAt }));
+    const { owner, seconds } = this.host.lease();
+    await this.host.pool.query(
+      `WITH v AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[], $5::int[], $6::text[], $7::text[], $8::timestamptz[],
+           $9::timestamptz[], $10::timestamptz[], $11::bigint[], $12::text[], $13::boolean[])
+           AS v(id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, queued_given)),
+       upd AS (
+         UPDATE ${this.host.table} e SET integration = v.integration, status = v.status, test = v.test, attempt = v.attempt,
+           record = v.record::json, queued_at = CASE WHEN v.queued_given THEN v.queued_at ELSE e.queued_at END,
+           started_at = v.started_at, finished_at = v.finished_at, duration_ms = v.duration_ms, error = v.error,
+           claimed_by = CASE WHEN v.status = 'running' THEN $14 END,
+           lease_until = CASE WHEN v.status = 'running' THEN now() + $15 * interval '1 second' END
+         FROM v WHERE e.id = v.id RETURNING e.id)
+       INSERT INTO ${this.host.table} (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, claimed_by, lease_until)
+       SELECT v.id, v.integration, v.status, v.test, v.attempt, v.trigger::json, v.record::json, v.queued_at, v.started_at, v.finished_at,
+         v.duration_ms, v.error, CASE WHEN v.status = 'running' THEN $14 END, CASE WHEN v.status = 'running' THEN now() + $15 * interval '1 second' END
+       FROM v WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = v.id)`,
+      [
+        cols.map((c) => c.id),
+        cols.map((c) => c.integration),
+        cols.map((c) => c.status),
+        cols.map((c) => c.test),
+        cols.map((c) => c.attempt),
+        cols.map((c) => c.trigger),
+        cols.map((c) => c.record),
+        cols.map((c) => c.queuedAt),
+        cols.map((c) => c.startedAt),
+        cols.map((c) => c.finishedAt),
+        cols.map((c) => c.durationMs),
+        cols.map((c) => c.error),
+        cols.map((c) => c.queuedAtGiven),
+        owner,
+        seconds,
+      ],
+    );
+    this.host.committed();
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * The store's SQL, written once for SQLite and PostgreSQL: `?` placeholders (the dialect numbers
+ * them), unqualified table names (PostgreSQL sets the schema as the search path), standard upserts
+ * (`ON CONFLICT`) and `RETURNING`. Timestamps are passed in as ISO-8601 text; JSON columns take
+ * JSON text. Only the hot write paths that depend on an engine's batching (enqueue, group-
+ * committed saves, the PostgreSQL claim) live with their dialect.
+ */
+import type { Step } from './dialect.js';
+
+export const EXEC_COLS = 'id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at';
+export const SUMMARY_COLS = 'id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error';
+export const CAPTURE_COLS = 'integration, id, received_at, trigger';
+export const PAYLOAD_COLS = 'integration, name, trigger, created_at, updated_at';
+
+const s = (sql: string, ...params: unknown[]): Step => ({ sql, params });
+
+// Executions -------------------------------------------------------------------------------------
+
+export const getExecution = `SELECT ${EXEC_COLS} FROM executions WHERE id = ?`;
+export const unfinishedExecutions = `SELECT ${EXEC_COLS} FROM executions WHERE status IN ('queued', 'running') ORDER BY queued_at ASC, id ASC`;
+export const countByStatus = 'SELECT status, COUNT(*) AS n FROM executions GROUP BY status';
+
+export function listExecutions(f: { integration?: string; status?: string; before?: string; limit: number }): { sql: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  if (f.integration !== undefined) (where.push('integration = ?'), params.push(f.integration));
+  if (f.status !== undefined) (where.push('status = ?'), params.push(f.status));
+  if (f.before !== undefined) (where.push('queued_at < ?'), params.push(f.before));
+  params.push(f.limit);
+  return { sql: `SELECT ${SUMMARY_COLS} FROM executions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY queued_at DESC, id DESC LIMIT ?`, params };
+}
+
+/** Marks a queued (or interrupted) execution running; nothing for a finished or missing one. */
+export const markRunning = (id: string, attempt: number, startedAt: string): Step =>
+  s(
+    `UPDATE executions SET status = 'running', attempt = ?, started_at = ?, finished_at = NULL, duration_ms = NULL, error = NULL
+     WHERE id = ? AND status IN ('queued', 'running') RETURNING ${EXEC_COLS}`,
+    attempt,
+    startedAt,
+    id,
+  );
+
+/** Finished executions before `cutoff`, and the schedule/poll ticks claimed before it. */
+export const prune = (cutoff: string): Step[] => [
+  s(`DELETE FROM executions WHERE status IN ('succeeded', 'failed') AND finished_at IS NOT NULL AND finished_at < ?`, cutoff),
+  s('DELETE FROM ticks WHERE claimed_at < ?', cutoff),
+];
+
+// Webhook tokens ---------------------------------------------------------------------------------
+
+export const tokenOf = 'SELECT token FROM webhook_tokens WHERE integration = ?';
+export const integrationForToken = 'SELECT integration FROM webhook_tokens WHERE token = ?';
+export const createToken = (integration: string, token: string, now: string): Step[] => [
+  s('INSERT INTO webhook_tokens (integration, token, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', integration, token, now),
+  s(tokenOf, integration),
+];
+export const rotateToken = (integration: string, token: string, now: string): Step =>
+  s(
+    `INSERT INTO webhook_tokens (integration, token, created_at) VALUES (?, ?, ?)
+     ON CONFLICT (integration) DO UPDATE SET token = excluded.token, created_at = excluded.created_at RETURNING token`,
+    integration,
+    token,
+    now,
+  );
+
+// Listening, captures, payloads ------------------------------------------------------------------
+
+export const isListening = 'SELECT 1 AS one FROM listening WHERE integration = ?';
+export const listeningIntegrations = 'SELECT integration FROM listening ORDER BY integration';
+export const setListening = (integration: string, on: boolean, now: string): Step =>
+  on ? s('INSERT INTO listening (integration, since) VALUES (?, ?) ON CONFLICT DO NOTHING', integration, now) : s('DELETE FROM listening WHERE integration = ?', integration);
+
+export const listCaptures = `SELECT ${CAPTURE_COLS} FROM captures WHERE integration = ? ORDER BY seq DESC LIMIT ?`;
+export const getCapture = `SELECT ${CAPTURE_COLS} FROM captures WHERE integration = ? AND id = ?`;
+/** Trimming must see concurrent captures of the same integration: one at a time (the lock). */
+export const addCapture = (c: { integration: string; id: string; receivedAt: string; trigger: string }, keep: number): Step[] => [
+  { lock: `captures:${c.integration}` },
+  s(
+    `INSERT INTO captures (integration, id, received_at, trigger) VALUES (?, ?, ?, ?)
+     ON CONFLICT (integration, id) DO UPDATE SET received_at = excluded.received_at, trigger = excluded.trigger`,
+    c.integration,
+    c.id,
+    c.receivedAt,
+    c.trigger,
+  ),
+  s(`DELETE FROM captures WHERE integration = ? AND seq NOT IN (SELECT seq FROM captures WHERE integration = ? ORDER BY seq DESC LIMIT ?)`, c.integration, c.integration, keep),
+];
+
+export const getPayload = `SELECT ${PAYLOAD_COLS} FROM payloads WHERE integration = ? AND name = ?`;
+export const listPayloads = `SELECT ${PAYLOAD_COLS} FROM payloads WHERE integration = ? ORDER BY name`;
+export const savePayload = (integration: string, name: string, trigger: string, now: string): Step =>
+  s(
+    `INSERT INTO payloads (integration, name, trigger, created_at, updated_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (integration, name) DO UPDATE SET trigger = excluded.trigger, updated_at = excluded.updated_at RETURNING ${PAYLOAD_COLS}`,
+    integration,
+    name,
+    trigger,
+    now,
+    now,
+  );
+export const deletePayload = (integration: string, name: string): Step => s('DELETE FROM payloads WHERE integration = ? AND name = ?', integration, name);
+
+// Trigger state ----------------------------------------------------------------------------------
+
+export const getState = 'SELECT value FROM trigger_state WHERE integration = ? AND key = ?';
+export const setState = (integration: string, key: string, value: string, now: string): Step =>
+  s(
+    `INSERT INTO trigger_state (integration, key, value, updated_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (integration, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+    integration,
+    key,
+    value,
+    now,
+  );
+export const deleteState = (integration: string, key?: string): Step =>
+  key === undefined ? s('DELETE FROM trigger_state WHERE integration = ?', integration) : s('DELETE FROM trigger_state WHERE integration = ? AND key = ?', integration, key);
+export const takeState = (integration: string, key: string): Step => s('DELETE FROM trigger_state WHERE integration = ? AND key = ? RETURNING value', integration, key);
+
+export const seenKeys = 'SELECT key FROM poll_seen WHERE integration = ?';
+/**
+ * Remembers `keys` (in order: later = newer) after the integration's newest, keeping `maxSeen`.
+ * One poll of an integration at a time (the lock), so the numbering cannot collide.
+ */
+export const commitSeen = (integration: string, keys: string[], maxSeen: number): Step[] => [
+  { lock: `poll:${integration}` },
+  ...(keys.length
+    ? [
+        s(
+          `INSERT INTO poll_seen (integration, key, seq)
+           SELECT ?, k.column1, (SELECT COALESCE(MAX(seq), 0) FROM poll_seen WHERE integration = ?) + k.column2
+           FROM (VALUES ${keys.map(() => '(?, CAST(? AS INTEGER))').join(', ')}) AS k WHERE true
+           ON CONFLICT (integration, key) DO UPDATE SET seq = excluded.seq`,
+          integration,
+          integration,
+          ...keys.flatMap((k, i) => [k, i + 1]),
+        ),
+      ]
+    : []),
+  s(`DELETE FROM poll_seen WHERE integration = ? AND seq NOT IN (SELECT seq FROM poll_seen WHERE integration = ? ORDER BY seq DESC LIMIT ?)`, integration, integration, maxSeen),
+];
+
+export const claimTick = (integration: string, tick: string, now: string): Step =>
+  s('INSERT INTO ticks (integration, tick, claimed_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', integration, tick, now);
+
+// Connection tokens (encrypted blobs) --------------------------------------------------------------
+
+export const getTokenBlob = 'SELECT blob FROM tokens WHERE key = ?';
+export const setTokenBlob = (key: string, blob: string | undefined, now: string): Step =>
+  blob === undefined
+    ? s('DELETE FROM tokens WHERE key = ?', key)
+    : s('INSERT INTO tokens (key, blob, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET blob = excluded.blob, updated_at = excluded.updated_at', key, blob, now);

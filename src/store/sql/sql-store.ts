@@ -1,0 +1,260 @@
+/**
+ * The store's behaviour, written once over a SQL dialect (dialect.ts): every statement comes from
+ * plans.ts, every row goes through the mappers below. The SQLite and PostgreSQL stores extend it
+ * with what belongs to their engine: opening and migrating, the group-committed hot paths
+ * (enqueue, saves), the queue, and how locks reach across processes.
+ */
+import type { StoredTokens, TokenStore } from '../../connectors/types.js';
+import type { ExecutionRecord, ExecutionStatus } from '../../engine/record.js';
+import {
+  checkFilter,
+  clampLimit,
+  dedupeKeepLast,
+  DEFAULT_CAPTURE_KEEP,
+  emptyCounts,
+  iso,
+  newStats,
+  newWebhookToken,
+  recordFromRow,
+  runningRecord,
+  summaryFromRow,
+  type StoreStats,
+} from '../common.js';
+import type { ExecutionQueue, QueueOptions } from '../queue.js';
+import type { TokenCipher } from '../token-crypto.js';
+import type { Capture, ExecutionFilter, ExecutionSummary, NewExecution, SavedPayload, SaveOptions, Store } from '../types.js';
+import type { SqlDialect, Step } from './dialect.js';
+import * as plan from './plans.js';
+
+type Row = Record<string, unknown>;
+
+export abstract class SqlStore implements Store {
+  abstract readonly kind: 'sqlite' | 'postgres';
+  readonly stats: StoreStats = newStats();
+  readonly tokens: TokenStore;
+  protected closed = false;
+
+  protected constructor(
+    protected readonly d: SqlDialect,
+    cipher: () => Promise<TokenCipher>,
+    /** How `tokens.withLock` excludes other holders of the key (in-process, or across replicas). */
+    withTokenLock: <T>(key: string, fn: () => Promise<T>) => Promise<T>,
+  ) {
+    this.tokens = new SqlTokenStore(this, cipher, withTokenLock);
+  }
+
+  abstract close(): Promise<void>;
+  abstract openQueue(opts?: QueueOptions): ExecutionQueue;
+  abstract enqueue(executions: NewExecution[]): Promise<void>;
+  abstract saveExecution(record: ExecutionRecord, opts?: SaveOptions): Promise<void>;
+  abstract commitPoll(integration: string, keys: string[], maxSeen: number, executions: NewExecution[]): Promise<void>;
+  abstract lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+
+  protected read<R = Row>(sql: string, params: unknown[] = []): Promise<R[]> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    return this.d.read<R>(sql, params);
+  }
+
+  protected write(kind: string, steps: Step[]) {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    return this.d.write(kind, steps);
+  }
+
+  // Row mappers -----------------------------------------------------------------------------------
+
+  protected record(row: Row): ExecutionRecord {
+    return recordFromRow(row as never, (v) => this.d.json(v));
+  }
+
+  private capture(row: Row): Capture {
+    return { id: String(row.id), integration: String(row.integration), receivedAt: iso(row.received_at as string | Date)!, trigger: this.d.json(row.trigger) };
+  }
+
+  private payload(row: Row): SavedPayload {
+    return {
+      integration: String(row.integration),
+      name: String(row.name),
+      trigger: this.d.json(row.trigger),
+      createdAt: iso(row.created_at as string | Date)!,
+      updatedAt: iso(row.updated_at as string | Date)!,
+    };
+  }
+
+  // Executions ------------------------------------------------------------------------------------
+
+  async markRunning(id: string, attempt: number): Promise<ExecutionRecord | undefined> {
+    const now = new Date().toISOString();
+    const [r] = await this.write('markRunning', [plan.markRunning(id, attempt, now)]);
+    const row = r!.rows[0];
+    return row ? runningRecord(this.record(row), attempt, now) : undefined;
+  }
+
+  async getExecution(id: string): Promise<ExecutionRecord | undefined> {
+    const [row] = await this.read(plan.getExecution, [id]);
+    return row ? this.record(row) : undefined;
+  }
+
+  async listExecutions(filter: ExecutionFilter = {}): Promise<ExecutionSummary[]> {
+    checkFilter(filter);
+    const q = plan.listExecutions({ integration: filter.integration, status: filter.status, before: filter.before === undefined ? undefined : iso(filter.before), limit: clampLimit(filter.limit) });
+    return (await this.read(q.sql, q.params)).map((r) => summaryFromRow(r as never));
+  }
+
+  async unfinishedExecutions(): Promise<ExecutionRecord[]> {
+    return (await this.read(plan.unfinishedExecutions)).map((r) => this.record(r));
+  }
+
+  async countByStatus(): Promise<Record<ExecutionStatus, number>> {
+    const counts = emptyCounts();
+    for (const r of await this.read<{ status: ExecutionStatus; n: number | string }>(plan.countByStatus)) if (r.status in counts) counts[r.status] = Number(r.n);
+    return counts;
+  }
+
+  /** Also forgets claimed schedule/poll ticks older than `before`. */
+  async pruneExecutions(before: Date): Promise<number> {
+    const [r] = await this.write('prune', plan.prune(before.toISOString()));
+    return r!.changes;
+  }
+
+  // Webhook tokens --------------------------------------------------------------------------------
+
+  async webhookToken(integration: string): Promise<string> {
+    const [existing] = await this.read<{ token: string }>(plan.tokenOf, [integration]);
+    if (existing) return existing.token;
+    const [, r] = await this.write('webhookToken', plan.createToken(integration, newWebhookToken(), new Date().toISOString()));
+    return String(r!.rows[0]!.token);
+  }
+
+  async rotateWebhookToken(integration: string): Promise<string> {
+    const [r] = await this.write('webhookToken', [plan.rotateToken(integration, newWebhookToken(), new Date().toISOString())]);
+    return String(r!.rows[0]!.token);
+  }
+
+  async integrationForToken(token: string): Promise<string | undefined> {
+    const [row] = await this.read<{ integration: string }>(plan.integrationForToken, [token]);
+    return row?.integration;
+  }
+
+  // Listening, captures, payloads -----------------------------------------------------------------
+
+  async setListening(integration: string, on: boolean): Promise<void> {
+    await this.write('listening', [plan.setListening(integration, on, new Date().toISOString())]);
+  }
+
+  async isListening(integration: string): Promise<boolean> {
+    return (await this.read(plan.isListening, [integration])).length > 0;
+  }
+
+  async listeningIntegrations(): Promise<string[]> {
+    return (await this.read<{ integration: string }>(plan.listeningIntegrations)).map((r) => r.integration);
+  }
+
+  async addCapture(capture: Capture, keep = DEFAULT_CAPTURE_KEEP): Promise<void> {
+    const receivedAt = iso(capture.receivedAt) ?? new Date().toISOString();
+    await this.write('capture', plan.addCapture({ integration: capture.integration, id: capture.id, receivedAt, trigger: JSON.stringify(capture.trigger ?? null) }, Math.max(0, Math.floor(keep))));
+  }
+
+  async listCaptures(integration: string, limit = DEFAULT_CAPTURE_KEEP): Promise<Capture[]> {
+    return (await this.read(plan.listCaptures, [integration, clampLimit(limit, DEFAULT_CAPTURE_KEEP)])).map((r) => this.capture(r));
+  }
+
+  async getCapture(integration: string, id: string): Promise<Capture | undefined> {
+    const [row] = await this.read(plan.getCapture, [integration, id]);
+    return row ? this.capture(row) : undefined;
+  }
+
+  async savePayload(integration: string, name: string, trigger: unknown): Promise<SavedPayload> {
+    const [r] = await this.write('payload', [plan.savePayload(integration, name, JSON.stringify(trigger ?? null), new Date().toISOString())]);
+    return this.payload(r!.rows[0]!);
+  }
+
+  async getPayload(integration: string, name: string): Promise<SavedPayload | undefined> {
+    const [row] = await this.read(plan.getPayload, [integration, name]);
+    return row ? this.payload(row) : undefined;
+  }
+
+  async listPayloads(integration: string): Promise<SavedPayload[]> {
+    return (await this.read(plan.listPayloads, [integration])).map((r) => this.payload(r));
+  }
+
+  async deletePayload(integration: string, name: string): Promise<boolean> {
+    const [r] = await this.write('payload', [plan.deletePayload(integration, name)]);
+    return r!.changes > 0;
+  }
+
+  // Trigger state ---------------------------------------------------------------------------------
+
+  async getState(integration: string, key: string): Promise<unknown> {
+    const [row] = await this.read<{ value: unknown }>(plan.getState, [integration, key]);
+    return row ? this.d.json(row.value) : undefined;
+  }
+
+  async setState(integration: string, key: string, value: unknown): Promise<void> {
+    if (value === undefined) return this.deleteState(integration, key);
+    await this.write('state', [plan.setState(integration, key, JSON.stringify(value), new Date().toISOString())]);
+  }
+
+  /** Without `key`: all of the integration's trigger state (not its poll seen-set). */
+  async deleteState(integration: string, key?: string): Promise<void> {
+    await this.write('state', [plan.deleteState(integration, key)]);
+  }
+
+  async takeState(integration: string, key: string): Promise<unknown> {
+    const [r] = await this.write('state', [plan.takeState(integration, key)]);
+    const row = r!.rows[0];
+    return row ? this.d.json(row.value) : undefined;
+  }
+
+  async seenKeys(integration: string): Promise<Set<string>> {
+    return new Set((await this.read<{ key: string }>(plan.seenKeys, [integration])).map((r) => r.key));
+  }
+
+  /** The seen-set part of commitPoll: later keys in `keys` count as newer; keys seen again become the newest. */
+  protected seenSteps(integration: string, keys: string[], maxSeen: number): Step[] {
+    return plan.commitSeen(integration, dedupeKeepLast(keys), Math.max(0, Math.floor(maxSeen)));
+  }
+
+  async claimTick(integration: string, tick: string): Promise<boolean> {
+    const [r] = await this.write('tick', [plan.claimTick(integration, tick, new Date().toISOString())]);
+    return r!.changes === 1;
+  }
+
+  // Tokens (used by SqlTokenStore) ----------------------------------------------------------------
+
+  /** @internal */
+  async _getTokenBlob(key: string): Promise<string | undefined> {
+    const [row] = await this.read<{ blob: string }>(plan.getTokenBlob, [key]);
+    return row?.blob;
+  }
+
+  /** @internal */
+  async _setTokenBlob(key: string, blob: string | undefined): Promise<void> {
+    await this.write('tokens', [plan.setTokenBlob(key, blob, new Date().toISOString())]);
+  }
+}
+
+/** Connection tokens, encrypted at rest in the `tokens` table. */
+class SqlTokenStore implements TokenStore {
+  constructor(
+    private readonly store: SqlStore,
+    private readonly cipher: () => Promise<TokenCipher>,
+    private readonly withTokenLock: <T>(key: string, fn: () => Promise<T>) => Promise<T>,
+  ) {}
+
+  async get(key: string): Promise<StoredTokens | undefined> {
+    const blob = await this.store._getTokenBlob(key);
+    return blob === undefined ? undefined : (await this.cipher()).decrypt<StoredTokens>(blob);
+  }
+
+  async set(key: string, tokens: StoredTokens): Promise<void> {
+    await this.store._setTokenBlob(key, (await this.cipher()).encrypt(tokens));
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.store._setTokenBlob(key, undefined);
+  }
+
+  withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    return this.withTokenLock(key, fn);
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * The PostgreSQL queue is the `executions` table (src/store/postgres/table-queue.ts): replicas
+ * claiming at once never get the same execution; an execution whose holder stopped is claimed
+ * again as attempt + 1 once its lease is over, and one interrupted too often comes back unchanged,
+ * marked with its history, for the dispatcher to fail (poison).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type { ExecutionQueue, QueuedJob } from '../../src/store/queue.js';
+import { poll } from '../server/helpers.js';
+
+const url = process.env.HCM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const schema = `tq_${randomBytes(5).toString('hex')}`;
+const stores: PostgresStore[] = [];
+const queues: ExecutionQueue[] = [];
+afterAll(async () => {
+  for (const q of queues) await q.stop();
+  await stores[0]?.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+  for (const s of stores) await s.close();
+});
+
+async function replica(free: number, maxInterruptions = 3, only?: string): Promise<{ store: PostgresStore; queue: ExecutionQueue; taken: QueuedJob[] }> {
+  const store = await PostgresStore.open({ databaseUrl: url, schema, tokenKey: randomBytes(32) });
+  stores.push(store);
+  const queue = store.openQueue({ leaseSec: 1, pollMs: 50 });
+  queues.push(queue);
+  const taken: QueuedJob[] = [];
+  queue.bind({ free: () => free - taken.length, freeFor: (integration) => (only === undefined || integration === only ? free - taken.length : 0), maxInterruptions: () => maxInterruptions });
+  queue.onAvailable(() => {
+    for (let job = queue.take(() => true); job; job = queue.take(() => true)) taken.push(job);
+  });
+  await queue.recover();
+  return { store, queue, taken };
+}
+
+describe('the executions table as the queue', () => {
+  it('two replicas claiming at once never take the same execution', async () => {
+    const a = await replica(30);
+    const b = await replica(30);
+    const ids = Array.from({ length: 40 }, () => randomUUID());
+    await a.store.enqueue(ids.map((id) => ({ id, integration: 'shared', trigger: { id }, test: false })));
+    await poll(async () => (a.taken.length + b.taken.length === ids.length ? true : undefined), 10_000);
+    const all = [...a.taken, ...b.taken].map((j) => j.id);
+    expect(new Set(all).size).toBe(ids.length);
+    expect(all.sort()).toEqual([...ids].sort());
+    // The claim marked them running under a lease: that is their markRunning.
+    const [row] = (await a.store.pool.query(`SELECT status, claimed_by, lease_until > now() AS leased FROM ${schema}.executions WHERE id = $1`, [ids[0]])).rows;
+    expect(row).toMatchObject({ status: 'running', leased: true });
+    for (const j of [...a.taken, ...b.taken]) expect(j.record?.trigger).toEqual({ id: j.id });
+    await a.queue.stop();
+    await b.queue.stop();
+  });
+
+  it('an interrupted execution comes back as attempt + 1, and unchanged once interrupted too often', async () => {
+    const id = randomUUID();
+    const first = await replica(1, 2, 'poison');
+    await first.store.enqueue([{ id, integration: 'poison', trigger: {}, test: false }]);
+    const attempts: QueuedJob[] = [];
+    let holder = first;
+    for (let life = 1; life <= 3; life++) {
+      const job = await poll(async () => holder.taken.find((j) => j.id === id), 10_000);
+      attempts.push(job);
+      // The holder stops without finishing it: its lease ends, another replica takes it.
+      await holder.queue.stop();
+      holder = await replica(1, 2, 'poison');
+    }
+    expect(attempts.map((j) => j.attempt)).toEqual([1, 2, 2]);
+    expect(attempts[0]!.previous).toBeUndefined();
+    expect(attempts[1]!.previous).toEqual({ status: 'running', attempt: 1 });
+    // Interrupted twice with a limit of 2: handed over as it was, for the dispatcher to fail.
+    expect(attempts[2]!.previous).toEqual({ status: 'running', attempt: 2 });
+  });
+});
