@@ -81,42 +81,29 @@ export interface QueueOptions {
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
 
-type Lane = Array<QueuedJob & { seq: number }>;
-
 /**
- * FIFO per integration; `take` picks the oldest head among integrations with a free slot, so one
- * busy integration at its limit never blocks the others (O(integrations) per take). The store's
- * rows are the durable copy; `recover` re-reads them after a restart.
+ * Jobs waiting in FIFO lanes, one per integration. `take` picks the oldest head among the lanes
+ * `canRun` allows, so one busy integration at its limit never blocks the others
+ * (O(integrations) per take). Both queues keep their ready jobs in one of these.
  */
-export class InProcessQueue implements ExecutionQueue {
-  private readonly lanes = new Map<string, Lane>();
+export class Lanes {
+  private readonly lanes = new Map<string, Array<QueuedJob & { seq: number }>>();
   private seq = 0;
   private count = 0;
-  private readonly listeners: Array<() => void> = [];
-
-  /** `store`: where recover() finds what a previous process left unfinished (none: nothing). */
-  constructor(private readonly store?: Pick<Store, 'unfinishedExecutions'>) {}
 
   get size(): number {
     return this.count;
   }
 
-  bind(): void {
-    // Push-based: the dispatcher pulls with take() when it has room.
-  }
-
-  push(jobs: QueuedJob[]): void {
-    for (const job of jobs) {
-      let lane = this.lanes.get(job.integration);
-      if (!lane) this.lanes.set(job.integration, (lane = []));
-      lane.push({ ...job, seq: this.seq++ });
-      this.count++;
-    }
-    for (const l of this.listeners) l();
+  push(job: QueuedJob): void {
+    let lane = this.lanes.get(job.integration);
+    if (!lane) this.lanes.set(job.integration, (lane = []));
+    lane.push({ ...job, seq: this.seq++ });
+    this.count++;
   }
 
   take(canRun: (integration: string) => boolean): QueuedJob | undefined {
-    let best: Lane | undefined;
+    let best: Array<QueuedJob & { seq: number }> | undefined;
     for (const [integration, lane] of this.lanes) {
       if (lane.length === 0 || !canRun(integration)) continue;
       if (!best || lane[0]!.seq < best[0]!.seq) best = lane;
@@ -128,16 +115,63 @@ export class InProcessQueue implements ExecutionQueue {
     return job;
   }
 
+  /** The jobs waiting for one integration, oldest first. */
+  of(integration: string): readonly QueuedJob[] {
+    return this.lanes.get(integration) ?? [];
+  }
+
+  entries(): IterableIterator<[string, readonly QueuedJob[]]> {
+    return this.lanes.entries();
+  }
+
+  /** Empties every lane and returns what was waiting. */
+  drain(): QueuedJob[] {
+    const all = [...this.lanes.values()].flat().map(({ seq: _seq, ...job }) => job);
+    this.lanes.clear();
+    this.count = 0;
+    return all;
+  }
+}
+
+/**
+ * FIFO per integration; `take` picks the oldest head among integrations with a free slot, so one
+ * busy integration at its limit never blocks the others (O(integrations) per take). The store's
+ * rows are the durable copy; `recover` re-reads them after a restart.
+ */
+export class InProcessQueue implements ExecutionQueue {
+  private readonly lanes = new Lanes();
+  private readonly listeners: Array<() => void> = [];
+
+  /** `store`: where recover() finds what a previous process left unfinished (none: nothing). */
+  constructor(private readonly store?: Pick<Store, 'unfinishedExecutions'>) {}
+
+  get size(): number {
+    return this.lanes.size;
+  }
+
+  bind(): void {
+    // Push-based: the dispatcher pulls with take() when it has room.
+  }
+
+  push(jobs: QueuedJob[]): void {
+    for (const job of jobs) this.lanes.push(job);
+    for (const l of this.listeners) l();
+  }
+
+  take(canRun: (integration: string) => boolean): QueuedJob | undefined {
+    return this.lanes.take(canRun);
+  }
+
   onAvailable(listener: () => void): void {
     this.listeners.push(listener);
   }
 
   depthByIntegration(): Record<string, number> {
-    return Object.fromEntries([...this.lanes].map(([k, v]) => [k, v.length]));
+    return Object.fromEntries([...this.lanes.entries()].map(([k, v]) => [k, v.length]));
   }
 
   depthOf(integration: string): number {
-    return this.lanes.get(integration)?.length ?? 0;
+    return this.lanes.of(integration).length;
   }
 
   /**

@@ -23,7 +23,7 @@ import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { PoolClient } from 'pg';
 import { iso, recordFromRow, runningRecord } from '../common.js';
-import type { ExecutionQueue, QueueBinding, QueuedJob, QueueOptions } from '../queue.js';
+import { Lanes, type ExecutionQueue, type QueueBinding, type QueuedJob, type QueueOptions } from '../queue.js';
 import { quoteIdent } from './migrations.js';
 
 /** What the queue needs of the PostgreSQL store. */
@@ -43,8 +43,6 @@ export function channelFor(schema: string): string {
 export function defaultReplicaId(): string {
   return `${hostname()}:${process.pid}`;
 }
-
-type Lane = Array<QueuedJob & { seq: number }>;
 
 interface ClaimRow {
   id: string;
@@ -72,10 +70,8 @@ export class TableQueue implements ExecutionQueue {
   private binding: QueueBinding = { free: () => 0, freeFor: () => 0, maxInterruptions: () => 3 };
   private readonly listeners: Array<() => void> = [];
   /** Jobs ready to be taken: claimed here, or local (synchronous) ones. */
-  private readonly lanes = new Map<string, Lane>();
-  private ready = 0;
+  private readonly lanes = new Lanes();
   private localWaiting = 0;
-  private seq = 0;
   /** Jobs taken and running here, by execution id (their leases are renewed). */
   private readonly held = new Map<string, QueuedJob>();
   /** Integrations that may have claimable rows (NOTIFY payloads, the poll, partial claims). */
@@ -110,13 +106,13 @@ export class TableQueue implements ExecutionQueue {
 
   depthByIntegration(): Record<string, number> {
     const out = { ...this.queued.by };
-    for (const [integration, lane] of this.lanes) for (const j of lane) if (j.local) out[integration] = (out[integration] ?? 0) + 1;
+    for (const [integration, lane] of this.lanes.entries()) for (const j of lane) if (j.local) out[integration] = (out[integration] ?? 0) + 1;
     return out;
   }
 
   depthOf(integration: string): number {
     let local = 0;
-    for (const j of this.lanes.get(integration) ?? []) if (j.local) local++;
+    for (const j of this.lanes.of(integration)) if (j.local) local++;
     return (this.queued.by[integration] ?? 0) + local;
   }
 
@@ -147,15 +143,8 @@ export class TableQueue implements ExecutionQueue {
   }
 
   take(canRun: (integration: string) => boolean): QueuedJob | undefined {
-    let best: Lane | undefined;
-    for (const [integration, lane] of this.lanes) {
-      if (lane.length === 0 || !canRun(integration)) continue;
-      if (!best || lane[0]!.seq < best[0]!.seq) best = lane;
-    }
-    if (!best) return undefined;
-    const { seq: _seq, ...job } = best.shift()!;
-    if (best.length === 0) this.lanes.delete(job.integration);
-    this.ready--;
+    const job = this.lanes.take(canRun);
+    if (!job) return undefined;
     if (job.local) this.localWaiting--;
     this.held.set(job.id, job);
     return job;
@@ -194,9 +183,7 @@ export class TableQueue implements ExecutionQueue {
     await Promise.allSettled([...this.pendingOps]);
     // Claimed but never started: back to how they were. Still running (past the shutdown grace):
     // their leases end now and another replica takes them over.
-    const unstarted = [...this.lanes.values()].flat().filter((j) => !j.local);
-    this.lanes.clear();
-    this.ready = 0;
+    const unstarted = this.lanes.drain().filter((j) => !j.local);
     const running = [...this.held.values()].map((j) => j.id);
     this.held.clear();
     try {
@@ -219,10 +206,7 @@ export class TableQueue implements ExecutionQueue {
   // Claiming -----------------------------------------------------------------------------------
 
   private addReady(job: QueuedJob): void {
-    let lane = this.lanes.get(job.integration);
-    if (!lane) this.lanes.set(job.integration, (lane = []));
-    lane.push({ ...job, seq: this.seq++ });
-    this.ready++;
+    this.lanes.push(job);
   }
 
   private notify(): void {
@@ -231,7 +215,7 @@ export class TableQueue implements ExecutionQueue {
 
   private readyFor(integration: string): number {
     let n = 0;
-    for (const j of this.lanes.get(integration) ?? []) if (!j.local) n++;
+    for (const j of this.lanes.of(integration)) if (!j.local) n++;
     return n;
   }
 
@@ -254,7 +238,7 @@ export class TableQueue implements ExecutionQueue {
     try {
       do {
         this.cycleAgain = false;
-        let room = this.binding.free() - this.ready;
+        let room = this.binding.free() - this.lanes.size;
         if (this.stopped || room <= 0 || this.hinted.size === 0) break;
         // Random order: with few free slots, no integration always comes first.
         const names = [...this.hinted];
