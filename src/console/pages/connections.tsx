@@ -1,6 +1,6 @@
 /** OAuth connections: what each needs, and Connect to start the authorization-code flow. */
 import type { ConnectionView } from '../../server/operations.js';
-import { Badge, Layout, Notice, Time } from './layout.js';
+import { Badge, Layout, Notice, PostButton, Time } from './layout.js';
 
 export function ConnectionsPage(props: { connections: ConnectionView[]; callbackUrl: string; error?: string }) {
   return (
@@ -49,11 +49,7 @@ export function ConnectionsPage(props: { connections: ConnectionView[]; callback
                     <Time iso={c.expiresAt} />
                   </td>
                   <td>
-                    <form method="post" action={`/console/connections/${encodeURIComponent(c.integration)}/${encodeURIComponent(c.connection)}/connect`} class="inline">
-                      <button type="submit">
-                        Connect
-                      </button>
-                    </form>
+                    <PostButton action={`/console/connections/${encodeURIComponent(c.integration)}/${encodeURIComponent(c.connection)}/connect`}>Connect</PostButton>
                   </td>
                 </tr>
               ))}

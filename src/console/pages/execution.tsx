@@ -4,7 +4,7 @@
  */
 import type { ExecutionRecord, StepRecord } from '../../engine/record.js';
 import { formatDuration, formatJson, shortId } from '../format.js';
-import { Badge, Layout, Notice, Time } from './layout.js';
+import { Badge, Layout, Notice, PostButton, Time } from './layout.js';
 
 export function ExecutionPage(props: { record: ExecutionRecord; notice?: string; error?: string }) {
   const r = props.record;
@@ -23,11 +23,9 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
           <h1>
             Execution <span class="mono">{shortId(r.id)}</span> <Badge status={r.status} />
           </h1>
-          <form method="post" action={`/console/executions/${encodeURIComponent(r.id)}/replay`} class="inline">
-            <button type="submit" class="primary">
-              Replay
-            </button>
-          </form>
+          <PostButton action={`/console/executions/${encodeURIComponent(r.id)}/replay`} primary>
+            Replay
+          </PostButton>
         </div>
         <Notice notice={props.notice} error={props.error} />
         <dl class="facts wide">

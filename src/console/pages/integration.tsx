@@ -6,7 +6,7 @@ import type { Capture, ExecutionSummary, SavedPayload } from '../../store/types.
 import type { IntegrationView } from '../../server/views.js';
 import { formatJson, preview } from '../format.js';
 import { Problems } from './integrations.js';
-import { Badge, ExecutionsTable, Layout, Notice, Time } from './layout.js';
+import { Badge, ExecutionsTable, Layout, Notice, PostButton, Time } from './layout.js';
 
 export interface IntegrationPageProps {
   view: IntegrationView;
@@ -262,17 +262,13 @@ function SavedPayloads(props: { base: string; payloads: SavedPayload[] }) {
                   <Time iso={p.updatedAt} />
                 </td>
                 <td class="actions">
-                  <form method="post" action={`${path}/run`} class="inline">
-                    <button type="submit" class="primary">
-                      Run
-                    </button>
-                  </form>
+                  <PostButton action={`${path}/run`} primary>
+                    Run
+                  </PostButton>
                   <button type="button" data-opens={`edit-${i}`}>
                     Edit
                   </button>
-                  <form method="post" action={`${path}/delete`} class="inline">
-                    <button type="submit">Delete</button>
-                  </form>
+                  <PostButton action={`${path}/delete`}>Delete</PostButton>
                 </td>
               </tr>
               <tr id={`edit-${i}`} hidden>

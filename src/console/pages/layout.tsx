@@ -95,6 +95,17 @@ export function Notice(props: { notice?: string; error?: string }) {
   );
 }
 
+/** An action that needs nothing but a click: a form that POSTs to `action`, with one button. */
+export function PostButton(props: { action: string; primary?: boolean; children: Child }) {
+  return (
+    <form method="post" action={props.action} class="inline">
+      <button type="submit" class={props.primary ? 'primary' : undefined}>
+        {props.children}
+      </button>
+    </form>
+  );
+}
+
 /** The executions table of the executions page and of an integration's page. */
 export function ExecutionsTable(props: { id: string; label: string; executions: ExecutionSummary[]; showIntegration?: boolean }) {
   return (
