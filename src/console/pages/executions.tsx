@@ -9,27 +9,28 @@ export function ExecutionsPage(props: { executions: ExecutionSummary[]; integrat
       <h1>Executions</h1>
       <Notice error={props.error} />
       <form method="get" action="/console/executions" class="filters">
-        <label for="filter-integration">Integration</label>
-        <select id="filter-integration" name="integration">
-          <option value="">all</option>
-          {props.integrations.map((n) => (
-            <option value={n} selected={n === props.integration}>
-              {n}
-            </option>
-          ))}
-        </select>
-        <label for="filter-status">Status</label>
-        <select id="filter-status" name="status">
-          <option value="">all</option>
-          {props.statuses.map((s) => (
-            <option value={s} selected={s === props.status}>
-              {s}
-            </option>
-          ))}
-        </select>
+        <Filter name="integration" label="Integration" choices={props.integrations} chosen={props.integration} />
+        <Filter name="status" label="Status" choices={props.statuses} chosen={props.status} />
         <button type="submit">Filter</button>
       </form>
       <ExecutionsTable id="executions" label="Executions" executions={props.executions} showIntegration />
     </Layout>
+  );
+}
+
+/** One filter: "all" (an empty value, so the query leaves it out) or one of `choices`. */
+function Filter(props: { name: string; label: string; choices: string[]; chosen?: string }) {
+  return (
+    <>
+      <label for={`filter-${props.name}`}>{props.label}</label>
+      <select id={`filter-${props.name}`} name={props.name}>
+        <option value="">all</option>
+        {props.choices.map((choice) => (
+          <option value={choice} selected={choice === props.chosen}>
+            {choice}
+          </option>
+        ))}
+      </select>
+    </>
   );
 }
