@@ -8,6 +8,7 @@
  * third party with this lock held): the pool stays free for everyone else.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
 import { KeyedMutex } from '../common.js';
 
@@ -59,10 +60,8 @@ export class LeaseLocks {
         [key, this.owner, this.leaseMs],
       );
       if (rowCount === 1) return;
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, this.retryMs);
-        signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-      });
+      // An abort ends the wait; the check at the top of the loop then throws its reason.
+      await sleep(this.retryMs, undefined, { signal }).catch(() => undefined);
     }
   }
 
