@@ -42,10 +42,6 @@ export function clampLimit(limit: number | undefined, def = DEFAULT_LIST_LIMIT, 
   return Math.max(1, Math.min(max, Math.floor(limit)));
 }
 
-export function isFinished(status: string): boolean {
-  return status === 'succeeded' || status === 'failed';
-}
-
 /** The record created for a newly enqueued execution. */
 export function queuedRecord(e: NewExecution, now: string): ExecutionRecord {
   return {

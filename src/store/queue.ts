@@ -72,10 +72,8 @@ export interface ExecutionQueue {
 export interface QueueOptions {
   /** Seconds a replica may go silent before its running executions are taken over (default 60). */
   leaseSec?: number;
-  /** Safety poll for work in ms (default 1000); new work wakes replicas at once (NOTIFY). */
+  /** Safety poll for work in ms (default 1000), which also refreshes the cluster-wide backlog count; new work wakes replicas at once (NOTIFY). */
   pollMs?: number;
-  /** The cluster-wide backlog count is refreshed every … ms (default 1000). */
-  countMs?: number;
   /** Named as the holder of claimed executions (default host:pid). */
   replicaId?: string;
   logger?: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
