@@ -3,6 +3,7 @@
  * time, never at validate time), JSONata expressions with their bindings and guardrails.
  */
 import type { ValueTemplate } from '../definition/types.js';
+import { setOwn } from '../common/own.js';
 import { describeLocation } from '../definition/schema-validator.js';
 import { ExpressionLimitError, guardExpression } from './expression-guard.js';
 
@@ -91,11 +92,8 @@ export function toPlain(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     const p = toPlain(v);
-    // A key named `__proto__` (from a caller's field or part name) is data: assigning it would
-    // set the object's prototype instead (or be dropped), so it is defined as an own property.
-    if (p === undefined) continue;
-    if (k === '__proto__') Object.defineProperty(out, k, { value: p, enumerable: true, writable: true, configurable: true });
-    else out[k] = p;
+    // A key named `__proto__` (from a caller's field or part name) is data, not a prototype write.
+    if (p !== undefined) setOwn(out, k, p);
   }
   return out;
 }

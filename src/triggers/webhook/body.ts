@@ -13,6 +13,7 @@ import { parseJsonBounded } from './json.js';
 import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from './limits.js';
 import { MultipartError, parseMultipart, TooManyPartsError } from './multipart.js';
 import { HttpError } from '../../common/errors.js';
+import { setOwn } from '../../common/own.js';
 
 export interface BodyParts {
   body?: { data: unknown; contentType: string };
@@ -98,12 +99,6 @@ class NamedValues<T = unknown> {
   toObject(): Record<string, T | T[]> {
     return this.out;
   }
-}
-
-/** `target[name] = value` as an own data property, also for `__proto__` (whose assignment would set the prototype). */
-export function setOwn<T>(target: Record<string, T>, name: string, value: T): void {
-  if (name === '__proto__') Object.defineProperty(target, name, { value, enumerable: true, writable: true, configurable: true });
-  else target[name] = value;
 }
 
 /** Whether `a=1&b=2…` holds more than `max` fields (empty segments are not fields). */

@@ -1,5 +1,6 @@
 /** `$trigger` for a webhook request (the mapping table in docs/authoring.md "webhook"). */
-import { mapBody, queryToObject, setOwn } from './body.js';
+import { setOwn } from '../../common/own.js';
+import { mapBody, queryToObject } from './body.js';
 import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from './limits.js';
 import type { WebhookRequest } from './request.js';
 
