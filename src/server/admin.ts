@@ -6,7 +6,6 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { Runtime } from '../runtime/runtime.js';
 import { captureStream, executionStream } from './event-stream.js';
-import { connectionAuthorizeRoute } from './oauth.js';
 import { HttpError } from '../common/errors.js';
 import { AdminOperations } from './operations.js';
 import type { AppEnv } from './types.js';
@@ -75,7 +74,8 @@ export function adminApi(runtime: Runtime, adminToken: string): Hono<AppEnv> {
   api.post('/reload', async (c) => c.json(await ops.reload()));
   api.get('/connections', async (c) => c.json(await ops.connections()));
 
-  api.post('/integrations/:name/connections/:connection/authorize', connectionAuthorizeRoute(runtime));
+  /** Starts an OAuth connection's authorization-code flow → {url, state, redirectUri}. */
+  api.post('/integrations/:name/connections/:connection/authorize', async (c) => c.json(await ops.authorize(c.req.param('name'), c.req.param('connection'))));
 
   api.notFound((c) => c.json({ error: `no admin route ${c.req.method} ${c.req.path}` }, 404));
   return api;

@@ -41,11 +41,6 @@ export function oauthCallback(runtime: Runtime) {
   };
 }
 
-/** POST /api/integrations/{name}/connections/{connection}/authorize → {url, state, redirectUri}. */
-export function connectionAuthorizeRoute(runtime: Runtime) {
-  return async (c: Context<AppEnv>) => c.json(await authorizeConnection(runtime, c.req.param('name')!, c.req.param('connection')!));
-}
-
 /**
  * Starts the code flow of one connection (the admin API and the console's Connect button):
  * the URL to open in a browser. Throws HttpError 404 (unknown) or 400 (not authorizable).
