@@ -9,6 +9,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { adminTokenMatcher } from '../server/admin-token.js';
 
 export const SESSION_COOKIE = 'hcm_console';
 /** How long a console session lasts after signing in. */
@@ -16,17 +17,13 @@ export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
 export class ConsoleSessions {
   private readonly key: Buffer;
-  private readonly tokenDigest: Buffer;
   private readonly revoked = new Map<string, number>();
+  /** Constant-time comparison with the admin token. */
+  readonly tokenMatches: (candidate: string) => boolean;
 
   constructor(adminToken: string) {
-    this.tokenDigest = sha256(adminToken);
+    this.tokenMatches = adminTokenMatcher(adminToken);
     this.key = sha256(`hcm-runner console session\n${adminToken}`);
-  }
-
-  /** Constant-time comparison with the admin token. */
-  tokenMatches(candidate: string): boolean {
-    return timingSafeEqual(sha256(candidate), this.tokenDigest);
   }
 
   signIn(c: Context): void {

@@ -7,7 +7,7 @@
  * With PostgreSQL the file still lives in the data directory of the process that serves: replicas
  * each have their own unless they share the directory — set HCM_RUNNER_ADMIN_TOKEN there.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join, resolve } from 'node:path';
 
@@ -49,4 +49,18 @@ export async function loadOrCreateAdminToken(dataDir: string): Promise<{ token: 
   const token = await readStoredAdminToken(dataDir);
   if (!token) throw new Error(`${file} is empty: delete it (a new token is then created) or set ${ADMIN_TOKEN_ENV}`);
   return { token, file, created };
+}
+
+/**
+ * Whether a presented token is the admin token, in constant time (both sides hashed first, so
+ * neither the content nor the length leaks). The one check for the admin API's bearer token and
+ * the console's sign-in form.
+ */
+export function adminTokenMatcher(adminToken: string): (candidate: string) => boolean {
+  const expected = sha256(adminToken);
+  return (candidate) => timingSafeEqual(sha256(candidate), expected);
+}
+
+function sha256(s: string): Buffer {
+  return createHash('sha256').update(s).digest();
 }

@@ -2,9 +2,9 @@
  * The admin API under /api (docs/server.md "Routes"), behind `Authorization: Bearer <admin token>`.
  * Every error is JSON `{error}`.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { Runtime } from '../runtime/runtime.js';
+import { adminTokenMatcher } from './admin-token.js';
 import { captureStream, executionStream } from './event-stream.js';
 import { HttpError } from '../common/errors.js';
 import { AdminOperations } from './operations.js';
@@ -12,11 +12,11 @@ import type { AppEnv } from './types.js';
 
 export function adminApi(runtime: Runtime, adminToken: string): Hono<AppEnv> {
   const api = new Hono<AppEnv>();
-  const expected = digest(adminToken);
+  const isAdminToken = adminTokenMatcher(adminToken);
 
   api.use('*', async (c, next) => {
     const m = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '');
-    if (!m || !timingSafeEqual(digest(m[1]!.trim()), expected)) {
+    if (!m || !isAdminToken(m[1]!.trim())) {
       return c.json({ error: 'missing or wrong admin token: send Authorization: Bearer $HCM_RUNNER_ADMIN_TOKEN' }, 401, { 'www-authenticate': 'Bearer' });
     }
     await next();
@@ -99,8 +99,4 @@ function limitParam(v: string | undefined, fallback: number): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new HttpError(400, `limit must be a positive integer, got "${v}"`);
   return Math.min(n, 500);
-}
-
-function digest(s: string): Buffer {
-  return createHash('sha256').update(s).digest();
 }
