@@ -52,6 +52,24 @@ describe('the executions table as the queue', () => {
     await b.queue.stop();
   });
 
+  it('an execution claimed but still waiting for a slot keeps its lease', async () => {
+    const store = await PostgresStore.open({ databaseUrl: url, schema, tokenKey: randomBytes(32) });
+    stores.push(store);
+    const queue = store.openQueue({ leaseSec: 1, pollMs: 50 });
+    queues.push(queue);
+    // Room for one 'waiting' execution, but nothing is ever taken (its slot went to something else).
+    queue.bind({ free: () => 1, freeFor: (integration) => (integration === 'waiting' ? 1 : 0), maxInterruptions: () => 3 });
+    await queue.recover();
+    const id = randomUUID();
+    await store.enqueue([{ id, integration: 'waiting', trigger: {}, test: false }]);
+    const leased = async () => (await store.pool.query(`SELECT lease_until > now() AS leased FROM ${schema}.executions WHERE id = $1 AND status = 'running'`, [id])).rows[0]?.leased;
+    await poll(async () => ((await leased()) ? true : undefined), 10_000);
+    // Two and a half lease lengths later the claim still holds it: no other replica may take it over.
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await leased()).toBe(true);
+    await queue.stop();
+  });
+
   it('an interrupted execution comes back as attempt + 1, and unchanged once interrupted too often', async () => {
     const id = randomUUID();
     const first = await replica(1, 2, 'poison');

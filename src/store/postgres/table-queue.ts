@@ -320,13 +320,19 @@ export class TableQueue implements ExecutionQueue {
 
   // Leases, polling, notifications --------------------------------------------------------------
 
-  /** Renews the lease of every execution this replica runs. */
+  /**
+   * Renews the lease of every execution this replica runs, and of those it claimed that still wait
+   * for a slot (a synchronous run can take the slot a claim counted on): a lease running out under
+   * a waiting job would let another replica run it too.
+   */
   private async renew(): Promise<void> {
     const held = [...this.held.values()];
-    if (held.length === 0) return;
+    const ids = held.map((j) => j.id);
+    for (const [, lane] of this.lanes.entries()) for (const j of lane) if (!j.local) ids.push(j.id);
+    if (ids.length === 0) return;
     const { rows } = await this.pool.query<{ id: string }>(
       `UPDATE ${this.table} SET lease_until = now() + $3 * interval '1 second' WHERE id = ANY($1) AND claimed_by = $2 AND status = 'running' RETURNING id`,
-      [held.map((j) => j.id), this.owner, this.leaseSec],
+      [ids, this.owner, this.leaseSec],
     );
     const alive = new Set(rows.map((r) => r.id));
     for (const j of held) {
