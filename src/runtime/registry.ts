@@ -25,8 +25,6 @@ export interface RegistryEntry {
   signature?: string;
 }
 
-export type { FileHeader } from '../definition/load.js';
-
 export type RegistryChange =
   | { kind: 'added' | 'updated'; file: string; name: string; previous?: CompiledIntegration; current: CompiledIntegration }
   | { kind: 'removed'; file: string; name: string; previous?: CompiledIntegration }
@@ -63,33 +61,23 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
     return [...this.byName.values()].map((e) => e.integration!).filter(Boolean);
   }
 
-  /** Re-reads the whole folder: new and changed files replaced, vanished files removed. */
-  loadAll(): RegistryEntry[] {
-    const { files } = listIntegrationFiles([this.dir]);
-    const signatures = new Map<string, string | undefined>();
-    return this.applyAll(files.map((f) => this.loadForAll(f, signatures)), signatures);
-  }
-
   /**
-   * loadAll that lets the event loop run between files (start, POST /api/reload, SIGHUP): each
-   * file is bounded (docs/authoring.md "File limits"), so a folder of large files never blocks the
-   * server for their sum. The new set is applied at once, after every file was read.
+   * Re-reads the whole folder (start, POST /api/reload, SIGHUP): new and changed files replaced,
+   * vanished files removed. The event loop runs between files: each file is bounded
+   * (docs/authoring.md "File limits"), so a folder of large files never blocks the server for
+   * their sum. The new set is applied at once, after every file was read.
    */
-  async loadAllAsync(): Promise<RegistryEntry[]> {
+  async loadAll(): Promise<RegistryEntry[]> {
     const { files } = listIntegrationFiles([this.dir]);
     const signatures = new Map<string, string | undefined>();
     const loaded: LoadedFile[] = [];
     for (const f of files) {
-      loaded.push(this.loadForAll(f, signatures));
+      const display = this.display(f);
+      signatures.set(display, fileSignature(f)); // before reading: a later edit differs from it
+      loaded.push(loadFile(f, display));
       await new Promise<void>((r) => setImmediate(r));
     }
     return this.applyAll(loaded, signatures);
-  }
-
-  private loadForAll(path: string, signatures: Map<string, string | undefined>): LoadedFile {
-    const display = this.display(path);
-    signatures.set(display, fileSignature(path)); // before reading: a later edit differs from it
-    return loadFile(path, display);
   }
 
   private applyAll(loaded: LoadedFile[], signatures: Map<string, string | undefined>): RegistryEntry[] {

@@ -166,7 +166,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
 
   /** Re-reads the folder now (POST /api/reload, SIGHUP). */
   async reload(): Promise<RegistryEntry[]> {
-    const entries = await this.registry.loadAllAsync();
+    const entries = await this.registry.loadAll();
     await Promise.all(entries.filter((e) => isWebhookLike(e.integration)).map((e) => this.tokens.tokenFor(e.name)));
     return entries;
   }

@@ -10,17 +10,17 @@ const file = (name: string, message: string) =>
   `name: ${name}\ntrigger: { type: webhook }\nsteps:\n  - { id: a, action: core.log, inputs: { message: ${message} } }\n`;
 
 describe('IntegrationRegistry', () => {
-  it('a file that loses its name to another stops running its old version', () => {
+  it('a file that loses its name to another stops running its old version', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hcm-registry-'));
     writeFileSync(join(dir, 'a.yaml'), file('first', 'a'));
     writeFileSync(join(dir, 'b.yaml'), file('xx', 'b'));
     const registry = new IntegrationRegistry(dir);
-    registry.loadAll();
+    await registry.loadAll();
     expect(registry.get('xx')?.file).toMatch(/b\.yaml$/);
 
     // a.yaml now claims "xx"; it comes first in path order, so b.yaml is the duplicate.
     writeFileSync(join(dir, 'a.yaml'), file('xx', 'a2'));
-    registry.loadAll();
+    await registry.loadAll();
     expect(registry.get('xx')?.file).toMatch(/a\.yaml$/);
     const b = registry.entries().find((e) => e.file.endsWith('b.yaml'))!;
     expect(b.integration).toBeUndefined();
@@ -28,11 +28,11 @@ describe('IntegrationRegistry', () => {
     expect(registry.get('first')).toBeUndefined();
   });
 
-  it('an edit made after a file was read but before the watcher started is not lost', () => {
+  it('an edit made after a file was read but before the watcher started is not lost', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'hcm-registry-'));
     writeFileSync(join(dir, 'a.yaml'), file('early', 'one'));
     const registry = new IntegrationRegistry(dir);
-    registry.loadAll();
+    await registry.loadAll();
     // The server is still starting (tokens, recovery…) when the file changes.
     writeFileSync(join(dir, 'a.yaml'), file('early', 'two-longer'));
     const watcher = new FolderWatcher(registry, { debounceMs: 10_000 });
