@@ -16,7 +16,7 @@ import { bareScope } from '../../engine/connections.js';
 import { evaluateTemplate } from '../../engine/evaluate.js';
 import { verifyHmac } from './hmac.js';
 import type { IntakeLimits } from './limits.js';
-import { asyncWebhookResponse, renderResponse, syncWebhookResponse, type RenderedResponse } from './response.js';
+import { asyncWebhookResponse, executionJson, renderResponse, syncWebhookResponse, type RenderedResponse } from './response.js';
 import { buildWebhookTrigger, type WebhookUrls } from './trigger-data.js';
 
 /** One webhook request as the HTTP server received it, free of any server types. */
@@ -209,7 +209,7 @@ async function syncRun(host: WebhookIntakeHost, integration: CompiledIntegration
   if (outcome === 'timeout') {
     await watch.continueInBackground?.().catch((err: Error) => host.logger?.warn({ executionId: id, err: err.message }, 'could not record the synchronous run that timed out'));
     const error = `integration ${integration.name}: the synchronous run did not finish within ${timeoutMs} ms; it continues in the background`;
-    return { status: 504, headers: { 'content-type': 'application/json', 'x-execution-id': id }, body: JSON.stringify({ error, executionId: id }) };
+    return executionJson(504, id, { error, executionId: id });
   }
   if (outcome.kind === 'response') return renderResponse(outcome.response, { 'x-execution-id': id });
   // The same rule `hcm-runner test` checks: what a step set, else 500 on failure, else 200 with the last results.

@@ -131,9 +131,13 @@ export function renderResponse(spec: HttpResponseSpec, extraHeaders: Record<stri
  */
 export function syncWebhookResponse(record: { id: string; status: string; response?: HttpResponseSpec; error?: { message: string }; result?: unknown }): RenderedResponse {
   if (record.response) return renderResponse(record.response, { 'x-execution-id': record.id });
-  const json = (status: number, body: unknown): RenderedResponse => ({ status, headers: { 'content-type': 'application/json', 'x-execution-id': record.id }, body: JSON.stringify(body) });
-  if (record.status !== 'succeeded') return json(500, { error: record.error?.message ?? 'the execution failed', executionId: record.id });
-  return json(200, record.result ?? null);
+  if (record.status !== 'succeeded') return executionJson(500, record.id, { error: record.error?.message ?? 'the execution failed', executionId: record.id });
+  return executionJson(200, record.id, record.result ?? null);
+}
+
+/** A JSON answer about one execution (its id in `x-execution-id`). */
+export function executionJson(status: number, executionId: string, body: unknown): RenderedResponse {
+  return { status, headers: { 'content-type': 'application/json', 'x-execution-id': executionId }, body: JSON.stringify(body) };
 }
 
 /**
@@ -152,7 +156,7 @@ export async function asyncWebhookResponse(
     if (spec) return { response: renderResponse(spec, { 'x-execution-id': execution.id }) };
   } catch (err) {
     const error = `integration ${integration.name}: the trigger's custom response failed: ${(err as Error).message}`;
-    return { error, response: { status: 500, headers: { 'content-type': 'application/json', 'x-execution-id': execution.id }, body: JSON.stringify({ error, executionId: execution.id }) } };
+    return { error, response: executionJson(500, execution.id, { error, executionId: execution.id }) };
   }
-  return { response: { status: 200, headers: { 'content-type': 'application/json', 'x-execution-id': execution.id }, body: `{"executionId":"${execution.id}"}` } };
+  return { response: executionJson(200, execution.id, { executionId: execution.id }) };
 }
