@@ -126,8 +126,10 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.triggers = new TriggerManager(this, { clock: opts.clock, appEvent: { retryMs: opts.subscribeRetryMs } });
     // One stream per console tab / API client listens; no leak warning for them.
     this.setMaxListeners(0);
-    // A live-feed listener must never fail the work it reports on (a submit, a run).
+    // A live-feed listener must never fail the work it reports on (a submit, a run). Nothing is
+    // built while no stream listens (the usual case on the intake and execution paths).
     const event = (e: Omit<ExecutionEvent, 'at'>) => {
+      if (this.listenerCount('execution') === 0) return;
       try {
         this.emit('execution', { ...e, at: new Date().toISOString() });
       } catch (err) {
