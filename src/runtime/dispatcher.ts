@@ -373,18 +373,19 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    * Saves the finished record; when the record itself cannot be saved (too large to serialise,
    * refused by the database), saves it as failed without its results instead, so it never stays
    * `running` (and is not run again at every start). A store that is unavailable still throws.
+   * Resolves to the record as saved.
    */
-  private async saveFinal(record: ExecutionRecord, log: Logger | undefined): Promise<void> {
+  private async saveFinal(record: ExecutionRecord, log: Logger | undefined): Promise<ExecutionRecord> {
     const stored = this.live.get(record.id)?.stored ?? true;
     try {
       await this.store.saveExecution(record, { stored });
+      return record;
     } catch (err) {
       if (err instanceof StorageUnavailableError) throw err;
       const slim = unsavableRecord(record, err as Error);
       log?.error({ err: (err as Error).message }, 'the execution record could not be saved; saving it as failed without its step results');
       await this.store.saveExecution(slim, { stored });
-      Object.assign(record, slim);
-      for (const key of ['result', 'response'] as const) if (!(key in slim)) delete record[key];
+      return slim;
     }
   }
 
@@ -447,7 +448,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
         });
       }
       if (this.abandoned) return false;
-      await this.saveFinal(record, log);
+      record = await this.saveFinal(record, log);
       log?.info({ status: record.status, attempt: record.attempt, durationMs: record.durationMs }, `execution ${record.status}`);
       this.emit('finished', record);
       return true;
