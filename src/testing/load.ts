@@ -43,7 +43,8 @@ export class IntegrationLookup {
       loaded = listIntegrationFiles([dir]).files.map((f) => this.file(f));
       this.byDir.set(dir, loaded);
     }
-    const [found, ...also] = loaded.filter((l) => (l.integration?.name ?? headerName(l)) === name);
+    // A file that did not compile is still found by the name it gives ("it has problems", not "not found").
+    const [found, ...also] = loaded.filter((l) => (l.integration?.name ?? l.header?.name) === name);
     return { found, also, names: loaded.map((l) => l.integration?.name).filter((n): n is string => !!n) };
   }
 
@@ -55,15 +56,6 @@ export class IntegrationLookup {
       this.byPath.set(abs, l);
     }
     return l;
-  }
-}
-
-/** The `name:` of a file that failed to compile, read from its text (to say "it has problems" rather than "not found"). */
-function headerName(l: LoadedFile): string | undefined {
-  try {
-    return /^name:\s*["']?([a-z0-9][a-z0-9-]*)/m.exec(readFileSync(resolve(l.file), 'utf8'))?.[1];
-  } catch {
-    return undefined;
   }
 }
 
