@@ -292,7 +292,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
    * an early `core.respond`, or the sync timeout), so a crash from now on resumes it like any
    * accepted execution. No-op for executions already in the store.
    */
-  async makeDurable(id: string): Promise<void> {
+  private async makeDurable(id: string): Promise<void> {
     const entry = this.live.get(id);
     if (!entry || entry.stored) return;
     entry.stored = true;

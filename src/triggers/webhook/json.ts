@@ -34,7 +34,7 @@ function fewerBracketsThan(text: string, n: number): boolean {
 }
 
 /** Whether brackets outside strings nest deeper than `maxDepth` (malformed text is left to JSON.parse). */
-export function nestingExceeds(text: string, maxDepth: number): boolean {
+function nestingExceeds(text: string, maxDepth: number): boolean {
   let depth = 0;
   const n = text.length;
   for (let i = 0; i < n; i++) {
