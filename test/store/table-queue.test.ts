@@ -70,6 +70,28 @@ describe('the executions table as the queue', () => {
     await queue.stop();
   });
 
+  it('stopping while a claim is in flight hands the claimed execution back', async () => {
+    const store = await PostgresStore.open({ databaseUrl: url, schema, tokenKey: randomBytes(32) });
+    stores.push(store);
+    const queue = store.openQueue({ leaseSec: 60, pollMs: 60_000 });
+    queues.push(queue);
+    // No room until the row is committed and its notification handled: the claim below is the first.
+    let room = 0;
+    queue.bind({ free: () => room, freeFor: (integration) => (integration === 'stopping' ? room : 0), maxInterruptions: () => 3 });
+    await queue.recover();
+    const id = randomUUID();
+    await store.enqueue([{ id, integration: 'stopping', trigger: {}, test: false }]);
+    await new Promise((r) => setTimeout(r, 200));
+    room = 1;
+    queue.push([{ id, integration: 'stopping', attempt: 1 }]);
+    // The claim starts on the next turn of the event loop; stop while its statement is under way.
+    await new Promise((r) => setImmediate(r));
+    await queue.stop();
+    await new Promise((r) => setTimeout(r, 200)); // a claim stop() did not wait for has landed by now
+    const [row] = (await store.pool.query(`SELECT status, claimed_by FROM ${schema}.executions WHERE id = $1`, [id])).rows;
+    expect(row).toEqual({ status: 'queued', claimed_by: null });
+  });
+
   it('an interrupted execution comes back as attempt + 1, and unchanged once interrupted too often', async () => {
     const id = randomUUID();
     const first = await replica(1, 2, 'poison');

@@ -225,7 +225,10 @@ export class TableQueue implements ExecutionQueue {
     this.kickScheduled = true;
     setImmediate(() => {
       this.kickScheduled = false;
-      void this.cycle();
+      // stop() waits for a claim in flight, so what it claims is handed back, not left to its lease.
+      const cycle = this.cycle();
+      this.pendingOps.add(cycle);
+      void cycle.finally(() => this.pendingOps.delete(cycle));
     });
   }
 
@@ -260,8 +263,9 @@ export class TableQueue implements ExecutionQueue {
         for (const r of rows) got.set(r.integration, (got.get(r.integration) ?? 0) + 1);
         // An integration that gave less than asked has nothing more to claim until told otherwise.
         for (const [name, n] of caps) if ((got.get(name) ?? 0) < n) this.hinted.delete(name);
-        if (this.stopped) break;
+        // Accepted even when stopping: stop() drains them and hands them back.
         for (const r of rows) this.accept(r);
+        if (this.stopped) break;
         if (rows.length) {
           this.notify();
           this.cycleAgain = true;
