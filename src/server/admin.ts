@@ -7,6 +7,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { adminTokenMatcher } from './admin-token.js';
 import { captureStream, executionStream } from './event-stream.js';
 import { HttpError } from '../common/errors.js';
+import { MAX_LIST_LIMIT } from '../store/common.js';
 import { AdminOperations } from './operations.js';
 import type { AppEnv } from './types.js';
 
@@ -98,5 +99,5 @@ function limitParam(v: string | undefined, fallback: number): number {
   if (v === undefined || v === '') return fallback;
   const n = Number(v);
   if (!Number.isInteger(n) || n < 1) throw new HttpError(400, `limit must be a positive integer, got "${v}"`);
-  return Math.min(n, 500);
+  return Math.min(n, MAX_LIST_LIMIT);
 }

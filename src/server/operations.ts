@@ -10,12 +10,14 @@ import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/s
 import type { CompiledTrigger } from '../definition/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { MAX_LIST_LIMIT, STATUSES } from '../store/common.js';
 import type { Capture, ExecutionSummary, NewExecution, SavedPayload } from '../store/types.js';
 import { manualTriggerData } from '../triggers/manual.js';
 import { authorizeConnection, resolveConnection } from './oauth.js';
 import { integrationView, type IntegrationView } from './views.js';
 
-export const EXECUTION_STATUSES: ExecutionStatus[] = ['queued', 'running', 'succeeded', 'failed'];
+/** The statuses an execution filter accepts (the store's own list). */
+export const EXECUTION_STATUSES: readonly ExecutionStatus[] = STATUSES;
 
 /** One OAuth connection of a loaded integration and what it needs (GET /api/connections). */
 export interface ConnectionView extends Partial<ConnectionState> {
@@ -134,7 +136,7 @@ export class AdminOperations {
     const live = this.runtime.dispatcher.liveSummaries(query);
     if (live.length === 0) return stored;
     const newestFirst = (a: ExecutionSummary, b: ExecutionSummary) => ((b.queuedAt ?? '') > (a.queuedAt ?? '') ? 1 : (b.queuedAt ?? '') < (a.queuedAt ?? '') ? -1 : b.id > a.id ? 1 : -1);
-    return [...stored, ...live.filter((l) => !stored.some((s) => s.id === l.id))].sort(newestFirst).slice(0, Math.max(1, Math.min(query.limit, 500)));
+    return [...stored, ...live.filter((l) => !stored.some((s) => s.id === l.id))].sort(newestFirst).slice(0, Math.max(1, Math.min(query.limit, MAX_LIST_LIMIT)));
   }
 
   async execution(id: string): Promise<ExecutionRecord> {

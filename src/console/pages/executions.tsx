@@ -2,7 +2,7 @@
 import type { ExecutionSummary } from '../../store/types.js';
 import { ExecutionsTable, Layout, Notice } from './layout.js';
 
-export function ExecutionsPage(props: { executions: ExecutionSummary[]; integrations: string[]; statuses: string[]; integration?: string; status?: string; error?: string }) {
+export function ExecutionsPage(props: { executions: ExecutionSummary[]; integrations: string[]; statuses: readonly string[]; integration?: string; status?: string; error?: string }) {
   const events = `/console/events${props.integration ? `?integration=${encodeURIComponent(props.integration)}` : ''}`;
   return (
     <Layout title="Executions" section="executions" live={[{ events, refresh: ['executions'] }]}>
@@ -19,7 +19,7 @@ export function ExecutionsPage(props: { executions: ExecutionSummary[]; integrat
 }
 
 /** One filter: "all" (an empty value, so the query leaves it out) or one of `choices`. */
-function Filter(props: { name: string; label: string; choices: string[]; chosen?: string }) {
+function Filter(props: { name: string; label: string; choices: readonly string[]; chosen?: string }) {
   return (
     <>
       <label for={`filter-${props.name}`}>{props.label}</label>
