@@ -49,7 +49,7 @@ export const DEFAULT_INTAKE_LIMITS: IntakeLimits = {
 
 /** The limits with the operator's additions: extra header names are added to the built-in list. */
 export function intakeLimits(opts: { maxFormParts?: number; redactHeaders?: readonly string[] } = {}): IntakeLimits {
-  const extra = (opts.redactHeaders ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean);
+  const extra = headerNames(opts.redactHeaders ?? []);
   return {
     maxFormParts: opts.maxFormParts ?? DEFAULT_MAX_FORM_PARTS,
     maxJsonDepth: MAX_JSON_DEPTH,
@@ -59,8 +59,10 @@ export function intakeLimits(opts: { maxFormParts?: number; redactHeaders?: read
 
 /** `a, b,c` → `['a', 'b', 'c']` (the form of `--redact-headers` and HCM_RUNNER_REDACT_HEADERS). */
 export function parseHeaderList(value: string | undefined): string[] {
-  return (value ?? '')
-    .split(',')
-    .map((h) => h.trim().toLowerCase())
-    .filter(Boolean);
+  return headerNames((value ?? '').split(','));
+}
+
+/** Header names as they are compared: trimmed, lower-case, blanks dropped. */
+function headerNames(names: readonly string[]): string[] {
+  return names.map((h) => h.trim().toLowerCase()).filter(Boolean);
 }
