@@ -25,6 +25,14 @@ const keyValueSchema: JsonSchema = {
   ],
 };
 
+/**
+ * The key of an input schema in the generated validator table (validator-code.ts writes it,
+ * input-checks.ts looks validators up by it): the schema's JSON.
+ */
+export function inputSchemaKey(schema: JsonSchema): string {
+  return JSON.stringify(schema);
+}
+
 export function inputSchema(decl: InputDecl): JsonSchema {
   let base: JsonSchema;
   switch (decl.type) {

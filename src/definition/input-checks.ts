@@ -5,7 +5,7 @@
  */
 import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
 import type { ActionDeclaration } from '../connectors/types.js';
-import { describeInput, inputSchema } from './action-schema.js';
+import { describeInput, inputSchema, inputSchemaKey } from './action-schema.js';
 import { inputValidators as generated } from './generated/input-validators.js';
 import type { ProblemSink } from './problems.js';
 import { createAjv, enumGot, explainErrors } from './schema-validator.js';
@@ -32,7 +32,7 @@ export function inputValidator(action: ActionDeclaration, name: string): InputVa
   let v = validators.get(key);
   if (!v) {
     const schema = inputSchema(action.inputs[name]!);
-    v = precompiled[JSON.stringify(schema)] ?? (ajv ??= createAjv()).compile(schema);
+    v = precompiled[inputSchemaKey(schema)] ?? (ajv ??= createAjv()).compile(schema);
     validators.set(key, v);
   }
   return v;

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import standaloneCodeModule from 'ajv/dist/standalone/index.js';
 import type { Ajv2020, ValidateFunction } from 'ajv/dist/2020.js';
 import type { ActionDeclaration } from '../connectors/types.js';
-import { inputSchema } from './action-schema.js';
+import { inputSchema, inputSchemaKey } from './action-schema.js';
 import type { JsonSchema } from './spec.js';
 import { createAjv } from './schema-validator.js';
 
@@ -54,11 +54,6 @@ export function renderInputValidatorsModule(actions: readonly ActionDeclaration[
   const code = standaloneCode(ajv, Object.fromEntries([...ids.values()].map((id) => [id, id])));
   const table = [...ids].map(([key, id]) => `  ${JSON.stringify(key)}: ${id},`);
   return moduleText('the action declarations', `${code}\nexport const inputValidators = {\n${table.join('\n')}\n};`);
-}
-
-/** The key of an input schema in the generated table (its JSON). */
-export function inputSchemaKey(schema: JsonSchema): string {
-  return JSON.stringify(schema);
 }
 
 function moduleText(source: string, code: string): string {
