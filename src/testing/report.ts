@@ -176,19 +176,15 @@ function junitReport(report: TestReport): string {
   return out.join('\n');
 }
 
-/** GitHub workflow commands need %, CR and LF escaped in the message. */
-function githubEscape(s: string): string {
-  return s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
-}
-
 function githubReport(report: TestReport): string {
   const lines: string[] = [];
   if (report.problems.length) lines.push(formatProblems(report.problems, 'github'));
   for (const f of report.files) {
     for (const c of f.cases) {
       if (c.passed) continue;
+      // One annotation per failure, in file order, worded as `validate` words a problem.
       for (const x of located(f, c)) {
-        lines.push(`::error file=${x.file},line=${x.line},col=${x.column}::${githubEscape(`${c.name}: ${x.message}`)}`);
+        lines.push(formatProblems([{ file: x.file, line: x.line, column: x.column, message: `${c.name}: ${x.message}`, path: x.pointer }], 'github'));
       }
     }
   }
