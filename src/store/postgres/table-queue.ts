@@ -128,7 +128,7 @@ export class TableQueue implements ExecutionQueue {
     let local = false;
     for (const job of jobs) {
       if (job.local) {
-        this.addReady(job);
+        this.lanes.push(job);
         this.localWaiting++;
         local = true;
         continue;
@@ -204,10 +204,6 @@ export class TableQueue implements ExecutionQueue {
   }
 
   // Claiming -----------------------------------------------------------------------------------
-
-  private addReady(job: QueuedJob): void {
-    this.lanes.push(job);
-  }
 
   private notify(): void {
     for (const l of this.listeners) l();
@@ -319,7 +315,7 @@ export class TableQueue implements ExecutionQueue {
       ...(resumed ? { recovered: true, previous: { status: 'running' as const, attempt: row.was_attempt } } : {}),
     };
     if (resumed) this.logger?.warn({ executionId: row.id, integration: row.integration, attempt: row.attempt }, 'taking over an execution whose replica stopped while running it');
-    this.addReady(job);
+    this.lanes.push(job);
   }
 
   // Leases, polling, notifications --------------------------------------------------------------
