@@ -180,11 +180,15 @@ export class PostgresStore extends SqlStore {
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
     const schema = opts.schema ?? 'public';
     if (!/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid PostgreSQL schema name: ${schema}`);
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, ...opts.pool });
+    // The shared statements name tables unqualified: every connection looks in this schema first.
+    // pg-pool awaits onConnect before it hands a new connection out, and a failure fails that
+    // connect (a query issued from the 'connect' event would race the caller's first query).
+    const onConnect = async (client: pg.ClientBase): Promise<void> => {
+      await client.query(`SET search_path TO ${quoteIdent(schema)}, public`);
+    };
+    const pool = new pg.Pool({ connectionString: opts.databaseUrl, ...opts.pool, onConnect });
     // An idle client losing its connection must not crash the process; the next query reconnects.
     pool.on('error', () => undefined);
-    // The shared statements name tables unqualified: every connection looks in this schema first.
-    pool.on('connect', (client) => void client.query(`SET search_path TO ${quoteIdent(schema)}, public`).catch(() => undefined));
     try {
       await migrate(pool, schema);
     } catch (err) {
