@@ -6,17 +6,14 @@
  */
 import { ActionError } from '../common/errors.js';
 import type { RuntimeServices } from './types.js';
+import { positiveIntEnv } from '../common/env.js';
 
 export const RESULT_LIMIT_ENV = 'HCM_RUNNER_MAX_RESULT_BYTES';
 export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024;
 
 /** HCM_RUNNER_MAX_RESULT_BYTES (whole bytes, at least 1), else the default. */
 export function resultLimitFromEnv(env: NodeJS.ProcessEnv): number {
-  const raw = env[RESULT_LIMIT_ENV];
-  if (raw === undefined || raw.trim() === '') return DEFAULT_MAX_RESULT_BYTES;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${RESULT_LIMIT_ENV} must be a whole number of bytes, at least 1 (got "${raw}")`);
-  return n;
+  return positiveIntEnv(env, RESULT_LIMIT_ENV) ?? DEFAULT_MAX_RESULT_BYTES;
 }
 
 export function maxResultBytes(services: RuntimeServices | undefined): number {

@@ -14,6 +14,7 @@ import { HttpError, StorageUnavailableError } from '../common/errors.js';
 import { DEFAULT_MAX_INTERRUPTIONS, interruptedTooOften, poisonRecord, unsavableRecord } from './poison.js';
 import type { ExecutionQueue, QueuedJob } from './queue.js';
 import type { IntegrationRegistry } from './registry.js';
+import { positiveIntEnv } from '../common/env.js';
 
 export interface DispatcherLimits {
   /** Executions running at once in this process (default 16). */
@@ -42,15 +43,8 @@ export const DEFAULT_LIMITS: DispatcherLimits = { concurrency: 16, perIntegratio
 /** Limits read from the environment (serve flags, when given, win over these). */
 function limitsFromEnv(env: NodeJS.ProcessEnv): Partial<DispatcherLimits> {
   const out: Partial<DispatcherLimits> = {};
-  const int = (name: string): number | undefined => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return undefined;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number of at least 1 (got "${raw}")`);
-    return n;
-  };
-  const backlogPerIntegration = int('HCM_RUNNER_INTEGRATION_BACKLOG');
-  const maxInterruptions = int('HCM_RUNNER_MAX_INTERRUPTIONS');
+  const backlogPerIntegration = positiveIntEnv(env, 'HCM_RUNNER_INTEGRATION_BACKLOG');
+  const maxInterruptions = positiveIntEnv(env, 'HCM_RUNNER_MAX_INTERRUPTIONS');
   if (backlogPerIntegration !== undefined) out.backlogPerIntegration = backlogPerIntegration;
   if (maxInterruptions !== undefined) out.maxInterruptions = maxInterruptions;
   return out;

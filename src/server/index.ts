@@ -22,6 +22,7 @@ import { createApp } from './app.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import type { AppEnv } from './types.js';
+import { positiveIntEnv } from '../common/env.js';
 
 export interface ServerOptions {
   /** Integrations folder (default ./integrations). */
@@ -96,7 +97,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   // Settings first: a bad value fails before anything is opened.
   const allowPrivateNetwork = opts.allowPrivateNetwork ?? envFlag(env.HCM_RUNNER_ALLOW_PRIVATE_NETWORK);
   const intake = intakeLimits({
-    maxFormParts: opts.maxFormParts ?? positiveInt(env.HCM_RUNNER_MAX_FORM_PARTS, 'HCM_RUNNER_MAX_FORM_PARTS'),
+    maxFormParts: opts.maxFormParts ?? positiveIntEnv(env, 'HCM_RUNNER_MAX_FORM_PARTS'),
     redactHeaders: opts.redactHeaders ?? parseHeaderList(env.HCM_RUNNER_REDACT_HEADERS),
   });
   let logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');
@@ -200,11 +201,4 @@ function closeHttp(server: ServerType, graceMs = 0): Promise<void> {
 /** `1`, `true`, `yes` (any case) turn an environment switch on. */
 function envFlag(value: string | undefined): boolean {
   return /^(1|true|yes)$/i.test(value?.trim() ?? '');
-}
-
-function positiveInt(value: string | undefined, name: string): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a whole number ≥ 1, got "${value}"`);
-  return n;
 }
