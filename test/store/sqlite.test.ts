@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { randomUUID } from 'node:crypto';
+import type { NewExecution } from '../../src/store/types.js';
 import { describeStoreContract, type TestStore } from './store-contract.js';
+
+const newExecution = (integration: string): NewExecution => ({ id: randomUUID(), integration, trigger: { body: {} }, test: false });
 
 const root = mkdtempSync(join(tmpdir(), 'hcm-store-sqlite-'));
 const dir = join(root, 'data', 'nested'); // created on open
@@ -29,11 +33,14 @@ describeStoreContract('sqlite', {
 });
 
 describe('SqliteStore specifics', () => {
-  it('uses WAL, synchronous=FULL and a schema version', async () => {
+  it('uses WAL, synchronous=NORMAL with its own WAL sync per group commit, and a schema version', async () => {
     const store = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
     try {
       expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(store.db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+      expect(store.db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL: the write queue syncs
+      const before = store.stats.walSyncs;
+      await Promise.all([store.enqueue([newExecution('a')]), store.enqueue([newExecution('b')])]);
+      expect(store.stats.walSyncs - before).toBe(1); // one group commit, one fsync, both answered after it
       expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 1 });
     } finally {
       await store.close();
