@@ -6,6 +6,7 @@
 import { Alias, isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair } from 'yaml';
 import { MAX_EXPANDED_VALUES } from './limits.js';
 import type { SourcePosition } from './types.js';
+import { fastParseYaml, MAP, SCALAR, SEQ, type FastNode } from './yaml-fast.js';
 
 export interface YamlSource {
   file: string;
@@ -32,7 +33,59 @@ export function joinPointer(base: string, ...segments: Array<string | number>): 
   return base + segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
 }
 
+/**
+ * Parses `text`: the usual shapes of an integration file through the fast path (yaml-fast.ts),
+ * everything else — and every file with a syntax error — through the `yaml` library. Both give
+ * the same value, errors and positions (test/definition/yaml-fast.test.ts).
+ */
 export function parseYamlSource(file: string, text: string): YamlSource {
+  const fast = fastParseYaml(text);
+  if (fast && !expandsBeyond(fast.value, MAX_EXPANDED_VALUES)) return fastSource(file, text, fast.value, fast.root);
+  return parseYamlSourceFull(file, text);
+}
+
+/** The fast path's result: positions from the offsets it recorded, lines counted on first use. */
+function fastSource(file: string, text: string, value: unknown, root: FastNode): YamlSource {
+  let lineCounter: LineCounter | undefined;
+  const pos = (offset: number): SourcePosition => {
+    if (!lineCounter) {
+      lineCounter = new LineCounter();
+      lineCounter.addNewLine(0);
+      for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lineCounter.addNewLine(i + 1);
+    }
+    const p = lineCounter.linePos(offset);
+    return { line: p.line, column: p.col };
+  };
+  /** The node at `pointer` (exact), or the deepest one reached. */
+  const locate = (pointer: string): { node: FastNode; exact: boolean } => {
+    let node = root;
+    if (pointer === '') return { node, exact: true };
+    for (const segment of parsePointer(pointer)) {
+      const child = node.t === MAP ? (node.c as Map<string, FastNode>).get(segment) : node.t === SEQ ? (node.c as FastNode[])[Number(segment)] : undefined;
+      if (!child) return { node, exact: false };
+      node = child;
+    }
+    return { node, exact: true };
+  };
+  return {
+    file,
+    text,
+    value,
+    syntaxErrors: [],
+    positionOf(pointer, part = 'value') {
+      const { node, exact } = locate(pointer);
+      return pos(exact && part === 'key' && node.k >= 0 ? node.k : node.o);
+    },
+    scalarAt(pointer) {
+      const { node, exact } = locate(pointer);
+      if (!exact || node.t !== SCALAR) return undefined;
+      return { offset: node.o, quoted: node.q, singleLine: true };
+    },
+  };
+}
+
+/** The `yaml` library's parse, with positions through its nodes. */
+export function parseYamlSourceFull(file: string, text: string): YamlSource {
   const lineCounter = new LineCounter();
   // Duplicate keys are found by duplicateKeys() below: yaml's own `uniqueKeys` check compares
   // every key of a mapping with every other (quadratic: 20,000 keys took seconds).
