@@ -136,8 +136,11 @@ export class FolderWatcher {
   private snapshot(): void {
     this.seen.clear();
     try {
+      // One pass over the entries (not a sorted copy per file: that was quadratic in the folder's size).
+      const signatures = new Map<string, string | undefined>();
+      for (const e of this.registry.entries()) if (!signatures.has(e.file)) signatures.set(e.file, e.signature);
       for (const f of listIntegrationFiles([this.dir]).files) {
-        const sig = this.registry.entries().find((e) => e.file === this.registry.display(f))?.signature;
+        const sig = signatures.get(this.registry.display(f));
         if (sig !== undefined) this.seen.set(f, sig);
       }
     } catch {
