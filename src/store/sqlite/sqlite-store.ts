@@ -10,7 +10,8 @@
  * fsyncs the WAL file itself (`fdatasync` on libuv's thread pool) after each group commit,
  * answering its callers only when that completes (write-queue.ts): the same promise as FULL —
  * nothing is acknowledged before it is on disk — with the event loop free during the sync, and
- * one sync shared by every write queued meanwhile.
+ * one sync shared by every write queued meanwhile. Checkpoints (copying the WAL into the database
+ * file, with two more fsyncs) run on a worker thread for the same reason (checkpointer.ts).
  *
  * All writes go through the write queue (one transaction per tick, in call order); reads run
  * directly against the committed state.
@@ -27,6 +28,7 @@ import { loadTokenKey, TokenCipher } from '../token-crypto.js';
 import type { NewExecution, SaveOptions } from '../types.js';
 import { openError, readError, writeError } from './errors.js';
 import { migrate } from './migrations.js';
+import { Checkpointer } from './checkpointer.js';
 import { WriteQueue } from './write-queue.js';
 
 export const SQLITE_FILE = 'hcm-runner.db';
@@ -38,6 +40,8 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Writes per group commit before flushing without waiting for the tick (default 500). */
   maxBatch?: number;
+  /** Between two background WAL checkpoints (default 100 ms). */
+  checkpointIntervalMs?: number;
 }
 
 /** better-sqlite3 binds no booleans. */
@@ -102,6 +106,8 @@ export class SqliteStore extends SqlStore {
   private readonly sqlite: SqliteDialect;
   /** One process owns the file, so a lock within the process is cluster-wide. */
   private readonly locks = new KeyedMutex();
+  /** Copies the WAL into the database file off the event loop. */
+  readonly checkpointer: Checkpointer;
 
   private constructor(
     readonly dataDir: string,
@@ -137,6 +143,7 @@ export class SqliteStore extends SqlStore {
     );
     this.sqlite = dialect;
     this.file = join(dataDir, SQLITE_FILE);
+    this.checkpointer = new Checkpointer(this.file, { intervalMs: opts.checkpointIntervalMs });
   }
 
   /** Opens (creating if needed) the store in `dataDir`, applying pending migrations. */
@@ -153,6 +160,8 @@ export class SqliteStore extends SqlStore {
       if (String(mode).toLowerCase() !== 'wal') throw Object.assign(new Error(`journal_mode is ${mode}, not wal`), { code: 'SQLITE_READONLY' });
       // NORMAL: commits do not fsync; the write queue syncs the WAL before answering (see above).
       db.pragma('synchronous = NORMAL');
+      // Checkpoints run on a worker thread (checkpointer.ts), never inside a COMMIT here.
+      db.pragma('wal_autocheckpoint = 0');
       db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
       db.pragma('foreign_keys = ON');
       migrate(db);
@@ -181,6 +190,7 @@ export class SqliteStore extends SqlStore {
     this.sqlite.queue.close();
     this.closed = true;
     await this.sqlite.queue.drained();
+    await this.checkpointer.stop();
     this.db.close();
     closeSync(this.walFd);
   }
