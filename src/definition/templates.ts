@@ -4,7 +4,8 @@
  * and arrays recurse. A syntax error is reported at the expression's line and column.
  */
 import jsonata, { type Expression } from 'jsonata';
-import type { ValueTemplate } from './types.js';
+import { surelyCompiles } from './expression-check.js';
+import type { SourcePosition, ValueTemplate } from './types.js';
 import type { YamlSource } from './yaml-source.js';
 import { joinPointer } from './yaml-source.js';
 import type { ProblemSink } from './problems.js';
@@ -42,10 +43,32 @@ function compileExpression(body: string): Expression {
   return e;
 }
 
+/**
+ * An expression that surely compiles (expression-check.ts), compiled when it first runs: jsonata's
+ * parser is most of the cost of loading a file, and a large folder's expressions do not all run
+ * soon. The property reads like a plain one; once compiled it is one.
+ */
+function lazyExpression(body: string, pointer: string, position: SourcePosition): ValueTemplate {
+  const t = { kind: 'expr', source: body.trim() } as Extract<ValueTemplate, { kind: 'expr' }>;
+  Object.defineProperty(t, 'expression', {
+    configurable: true,
+    enumerable: true,
+    get() {
+      const expression = compileExpression(body);
+      Object.defineProperty(t, 'expression', { value: expression, configurable: true, enumerable: true, writable: true });
+      return expression;
+    },
+  });
+  t.pointer = pointer;
+  t.position = position;
+  return t;
+}
+
 export function compileTemplate(value: unknown, pointer: string, src: YamlSource, problems: ProblemSink): ValueTemplate {
   const body = expressionBody(value);
   if (body !== undefined) {
     const position = src.positionOf(pointer);
+    if (!compiledExpressions.has(body) && surelyCompiles(body)) return lazyExpression(body, pointer, position);
     try {
       const expression = compileExpression(body);
       return { kind: 'expr', source: body.trim(), expression, pointer, position };
