@@ -178,6 +178,8 @@ interface E2EResult {
   store: string;
   /** Runner CPU time per execution in the closed loop (warm-up + measurement), µs. */
   cpuPerExecutionUs: number;
+  /** PostgreSQL statements per execution in the closed loop (PostgreSQL only). */
+  queriesPerExecution?: number;
 }
 
 /** webhook → core.transform → HCM GET against the sandbox (its own process). */
@@ -208,11 +210,14 @@ async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
     const firstBody = await first.text();
     if (first.status !== 200) throw new Error(`e2e: the first sync call answered ${first.status}: ${firstBody}`);
     log(`e2e (${r.ready.storeKind}): closed loop, sync mode, ${CONNECTIONS} connections`);
+    const q0 = await r.call<number>('pgQueries');
     const cpu0 = await r.call<number>('cpu');
     const sync = await load(loadOpts(syncUrl));
     const cpu1 = await r.call<number>('cpu');
+    const q1 = await r.call<number>('pgQueries');
     const syncRuns = await r.call<Timings>('timings', { integration: 'bench-e2e-sync' });
-    const result: E2EResult = { limits, sync, store: r.ready.storeKind, cpuPerExecutionUs: (cpu1 - cpu0) / (syncRuns.rows.length - 1) };
+    const n = syncRuns.rows.length - 1;
+    const result: E2EResult = { limits, sync, store: r.ready.storeKind, cpuPerExecutionUs: (cpu1 - cpu0) / n, queriesPerExecution: opts.databaseUrl ? (q1 - q0) / n : undefined };
 
     // Open loop at ~80 % of the closed-loop rate, async mode: latency from the stored records.
     const targetRate = Math.max(50, Math.floor(sync.rps * 0.8));
@@ -253,29 +258,40 @@ interface SyncResult {
   runner: LoadResult;
   /** Runner CPU per sync request, µs. */
   cpuPerRequestUs: number;
+  /** PostgreSQL statements per sync request (PostgreSQL only). */
+  queriesPerRequest?: number;
 }
 
 /** Sync webhook with a trivial core.transform vs bare Hono, one connection: per-request overhead. */
-async function syncOverhead(): Promise<SyncResult> {
-  const dir = writeIntegrations(join(tmp, 'sync'), { 'sync.yaml': syncYaml('bench-sync') });
+async function syncOverhead(opts: { databaseUrl?: string } = {}): Promise<SyncResult> {
+  const dir = writeIntegrations(join(tmp, `sync-${opts.databaseUrl ? 'pg' : 'sqlite'}`), { 'sync.yaml': syncYaml('bench-sync') });
   const bares: LoadResult[] = [];
   const runners: LoadResult[] = [];
   const cpus: number[] = [];
+  const queries: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const bare = await startChild<{ rawUrl: string }>('bare', {});
     log(`sync: bare Hono, 1 connection (round ${round + 1})`);
     bares.push(await load(loadOpts(bare.ready.rawUrl, { connections: 1 })));
     await bare.stop();
-    const r = await runner('sync', { dir });
-    log(`sync: runner, 1 connection (round ${round + 1})`);
+    const r = await runner('sync', { dir, databaseUrl: opts.databaseUrl });
+    log(`sync: runner, ${r.ready.storeKind}, 1 connection (round ${round + 1})`);
+    const q0 = await r.call<number>('pgQueries');
     const cpu0 = await r.call<number>('cpu');
     runners.push(await load(loadOpts(r.ready.webhooks['bench-sync']!.live, { connections: 1 })));
     const cpu1 = await r.call<number>('cpu');
+    const q1 = await r.call<number>('pgQueries');
     const runs = await r.call<Timings>('timings', { integration: 'bench-sync' });
     cpus.push((cpu1 - cpu0) / runs.rows.length);
+    queries.push((q1 - q0) / runs.rows.length);
     await r.stop();
   }
-  return { bare: median(bares, (x) => x.p50), runner: median(runners, (x) => x.p50), cpuPerRequestUs: median(cpus, (x) => x) };
+  return {
+    bare: median(bares, (x) => x.p50),
+    runner: median(runners, (x) => x.p50),
+    cpuPerRequestUs: median(cpus, (x) => x),
+    queriesPerRequest: opts.databaseUrl ? median(queries, (x) => x) : undefined,
+  };
 }
 
 interface ReloadResult {
@@ -425,6 +441,7 @@ interface PgResult {
   reason?: string;
   queue: 'table' | 'pg-boss' | 'in-process';
   intake?: IntakeResult;
+  sync?: SyncResult;
   e2e?: E2EResult;
 }
 
@@ -460,8 +477,10 @@ async function postgres(): Promise<PgResult> {
   }
   const intakeResult = await intake({ databaseUrl: url });
   await resetPgDatabase(url);
+  const syncResult = await syncOverhead({ databaseUrl: url });
+  await resetPgDatabase(url);
   const e2eResult = await e2e({ databaseUrl: url });
-  return { status: 'measured', queue, intake: intakeResult, e2e: e2eResult };
+  return { status: 'measured', queue, intake: intakeResult, sync: syncResult, e2e: e2eResult };
 }
 
 // --- report ------------------------------------------------------------------------------------
@@ -618,7 +637,22 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
         out.push(`Ratio: ${((p.intake.runner.rps / Math.max(p.intake.bare.rps, p.intake.bareRaw.rps)) * 100).toFixed(0)} % of the faster bare Hono.`);
         out.push('');
       }
-      if (p.e2e) out.push(...e2eSection('End to end on PostgreSQL:', p.e2e, undefined, false));
+      if (p.sync) {
+        const d50 = p.sync.runner.p50 - p.sync.bare.p50;
+        targets.push(['PostgreSQL sync webhook overhead p50 < 3 ms', `${f2(d50)} ms`, d50 < 3 ? 'yes' : 'no']);
+        out.push('Sync webhook overhead on PostgreSQL (as in section 3: one connection, one `core.transform` step; the row is written once, when the run ends):');
+        out.push('');
+        out.push(LOAD_HEAD);
+        out.push(loadRow('bare Hono (body from `IncomingMessage`)', p.sync.bare));
+        out.push(loadRow('hcm-runner, sync, 1 step, PostgreSQL', p.sync.runner));
+        out.push('');
+        out.push(`**Overhead over bare Hono: p50 ${f2(d50)} ms, p99 ${f2(p.sync.runner.p99 - p.sync.bare.p99)} ms** (target p50 < 3 ms). Runner CPU per sync request: ${int(p.sync.cpuPerRequestUs)} µs; PostgreSQL statements per request: ${f2(p.sync.queriesPerRequest ?? NaN)}.`);
+        out.push('');
+      }
+      if (p.e2e) {
+        targets.push(['≥ 1 000 PostgreSQL end-to-end executions/s', `${int(p.e2e.sync.rps)}/s (closed loop)`, p.e2e.sync.rps >= 1000 ? 'yes' : 'no']);
+        out.push(...e2eSection('End to end on PostgreSQL:', p.e2e, undefined, false));
+      }
     }
     out.push('');
   }
@@ -649,7 +683,7 @@ function e2eSection(title: string, e: E2EResult, targets: string[][] | undefined
   out.push(LOAD_HEAD.replace('requests/s', 'executions/s'));
   out.push(loadRow('closed loop, sync', e.sync));
   out.push('');
-  out.push(`Runner CPU per execution (closed loop): **${int(e.cpuPerExecutionUs)} µs** (user + system; the sandbox and the load generator use their own).`);
+  out.push(`Runner CPU per execution (closed loop): **${int(e.cpuPerExecutionUs)} µs** (user + system; the sandbox and the load generator use their own)${e.queriesPerExecution === undefined ? '' : `; PostgreSQL statements per execution: ${f2(e.queriesPerExecution)}`}.`);
   out.push('');
   if (e.async) {
     const a = e.async;

@@ -4,7 +4,16 @@
  * records), schedule trigger data, memory, and stops gracefully on `stop`.
  */
 import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
+import pg from 'pg';
 import { childConfig, serveParent } from '../lib/proc.js';
+
+// Statements this process sends to PostgreSQL (every pg client: the store's pool, LISTEN, locks).
+let pgQueries = 0;
+const clientQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+  pgQueries++;
+  return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
+} as typeof clientQuery;
 
 export interface RunnerConfig {
   dir: string;
@@ -70,6 +79,8 @@ serveParent(
       (await rows(integration, true)).map((r) => ({ status: r.status, trigger: typeof r.trigger === 'string' ? JSON.parse(r.trigger) : r.trigger })),
     /** Write-path counters of the store (commits, enqueue calls), when it has them. */
     stats: () => (server.runtime.store as unknown as { stats?: Record<string, number> }).stats ?? {},
+    /** Statements sent to PostgreSQL so far (0 on SQLite). */
+    pgQueries: () => pgQueries,
     /** CPU time used by this process so far, µs (user + system). */
     cpu: () => {
       const u = process.cpuUsage();
