@@ -90,9 +90,17 @@ export interface ResolvedConnection {
 
 /** Encrypted-at-rest token storage; implemented by the store (SQLite, PostgreSQL, or a file). */
 export interface TokenStore {
+  /** The stored tokens, read from the store (authoritative). */
   get(key: string): Promise<StoredTokens | undefined>;
   set(key: string, tokens: StoredTokens): Promise<void>;
   delete(key: string): Promise<void>;
+  /**
+   * Optional, no store access: the tokens this process last read or wrote under `key`, if that
+   * was less than `maxAgeMs` ago (undefined otherwise, and after `delete`). Where the store is
+   * shared, another process may have replaced them since: a hint for the request path
+   * (oauth/provider.ts), which falls back to `get` when the hint is expiring or was rejected.
+   */
+  peek?(key: string, maxAgeMs: number): StoredTokens | undefined;
   /**
    * Runs `fn` while holding an exclusive lock on `key` (across replicas where the store is
    * shared), so only one OAuth refresh per connection is in flight.

@@ -379,6 +379,25 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
       expect(await store.tokens.get(key)).toBeUndefined();
     });
 
+    it('peek: the tokens this instance last read or wrote, no older than asked; nothing after delete', async () => {
+      const key = `conn:${name('peek')}`;
+      const peek = (maxAgeMs: number) => store.tokens.peek?.(key, maxAgeMs);
+      expect(peek(60_000)).toBeUndefined();
+      await store.tokens.set(key, { accessToken: 'first', refreshToken: 'r1' });
+      expect(peek(60_000)).toEqual({ accessToken: 'first', refreshToken: 'r1' });
+      expect(peek(0)).toBeUndefined();
+      await store.tokens.set(key, { accessToken: 'second' });
+      expect(peek(60_000)).toEqual({ accessToken: 'second' });
+      await store.tokens.delete(key);
+      expect(peek(60_000)).toBeUndefined();
+      // Another instance's write is seen here only through get (which then refreshes peek).
+      const other = await second();
+      await other.tokens.set(key, { accessToken: 'elsewhere' });
+      expect(peek(60_000)).toBeUndefined();
+      expect(await store.tokens.get(key)).toEqual({ accessToken: 'elsewhere' });
+      expect(peek(60_000)).toEqual({ accessToken: 'elsewhere' });
+    });
+
     it('serialises withLock per key', async () => {
       const key = `conn:${name('lock')}`;
       let active = 0;

@@ -233,8 +233,16 @@ export abstract class SqlStore implements Store {
   }
 }
 
-/** Connection tokens, encrypted at rest in the `tokens` table. */
+/**
+ * Connection tokens, encrypted at rest in the `tokens` table. What this process last read or
+ * wrote is remembered, decrypted, for `peek` (the HCM request path: no round trip and no
+ * decryption per call); `get` always reads the table.
+ */
 class SqlTokenStore implements TokenStore {
+  private readonly recent = new Map<string, { tokens: StoredTokens; at: number }>();
+  /** Bumped by every set/delete of a key, so a read that started before one does not overwrite what it wrote. */
+  private readonly writes = new Map<string, number>();
+
   constructor(
     private readonly store: SqlStore,
     private readonly cipher: () => Promise<TokenCipher>,
@@ -242,16 +250,39 @@ class SqlTokenStore implements TokenStore {
   ) {}
 
   async get(key: string): Promise<StoredTokens | undefined> {
+    const gen = this.writes.get(key) ?? 0;
     const blob = await this.store._getTokenBlob(key);
-    return blob === undefined ? undefined : (await this.cipher()).decrypt<StoredTokens>(blob);
+    const tokens = blob === undefined ? undefined : (await this.cipher()).decrypt<StoredTokens>(blob);
+    if ((this.writes.get(key) ?? 0) === gen) this.remember(key, tokens);
+    return tokens;
+  }
+
+  peek(key: string, maxAgeMs: number): StoredTokens | undefined {
+    const r = this.recent.get(key);
+    return r && Date.now() - r.at < maxAgeMs ? r.tokens : undefined;
   }
 
   async set(key: string, tokens: StoredTokens): Promise<void> {
+    const gen = this.wrote(key);
     await this.store._setTokenBlob(key, (await this.cipher()).encrypt(tokens));
+    if (this.writes.get(key) === gen) this.remember(key, tokens);
   }
 
   async delete(key: string): Promise<void> {
+    this.wrote(key);
     await this.store._setTokenBlob(key, undefined);
+  }
+
+  private wrote(key: string): number {
+    this.recent.delete(key);
+    const gen = (this.writes.get(key) ?? 0) + 1;
+    this.writes.set(key, gen);
+    return gen;
+  }
+
+  private remember(key: string, tokens: StoredTokens | undefined): void {
+    if (tokens) this.recent.set(key, { tokens: { ...tokens }, at: Date.now() });
+    else this.recent.delete(key);
   }
 
   withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {

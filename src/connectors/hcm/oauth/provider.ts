@@ -2,6 +2,10 @@
  * Access tokens for an HCM connection: refreshed when expiring within 5 minutes or after a 401,
  * one refresh at a time per connection (an in-process promise map plus the store's lock, with the
  * store re-read inside the lock so replicas sharing a store also refresh once).
+ *
+ * A request takes the token this process last read or wrote (`TokenStore.peek`, at most
+ * TOKEN_REUSE_MS old) without a store read; when that token is expiring or was just rejected
+ * (401), the store is read, so a token another replica refreshed meanwhile is found there.
  */
 import { ActionError } from '../../../common/errors.js';
 import type { ResolvedConnection, StoredTokens, TokenStore } from '../../types.js';
@@ -9,6 +13,12 @@ import { connectHint, connectionConfig } from './config.js';
 import { asActionError, postToken } from './token-endpoint.js';
 
 export const REFRESH_MARGIN_MS = 5 * 60 * 1000;
+/**
+ * How long a token read or written by this process is used without reading the store again: how
+ * late another replica's re-authorization or disconnect of the connection is seen here (a token
+ * it replaced that HCM rejects is replaced here at once, on the 401).
+ */
+export const TOKEN_REUSE_MS = 5000;
 
 const inflight = new Map<string, Promise<StoredTokens>>();
 
@@ -30,6 +40,8 @@ export async function getAccessToken(
   /** Named in the "run hcm-runner connect …" hint of an authorization error. */
   integration = '<integration>',
 ): Promise<string> {
+  const recent = tokens.peek?.(storeKey, TOKEN_REUSE_MS);
+  if (usable(recent, staleToken)) return recent.accessToken;
   const current = await tokens.get(storeKey);
   if (usable(current, staleToken)) return current.accessToken;
   let p = inflight.get(storeKey);
