@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ExecutionRecord } from '../../src/engine/record.js';
 import { openStore } from '../../src/store/open.js';
 import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { MIGRATIONS } from '../../src/store/postgres/migrations.js';
@@ -38,7 +39,7 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 
 beforeAll(reachable);
 afterAll(async () => {
-  await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema}, ${schema}_race, ${schema}_open CASCADE`)).catch(() => undefined);
+  await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema}, ${schema}_race, ${schema}_open, ${schema}_saves CASCADE`)).catch(() => undefined);
 });
 
 describeStoreContract('postgres', {
@@ -80,6 +81,47 @@ describe('PostgresStore specifics', () => {
       PostgresStore.open({ databaseUrl: 'postgres://nobody:secret-pw@127.0.0.1:1/none', schema: 'x', pool: { connectionTimeoutMillis: 2000 } }),
     ).rejects.toThrow(/cannot open the PostgreSQL store at postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none/);
   });
+
+  // A lone save goes through single-row statements, saves of the same tick through one statement
+  // over arrays (group-saves.ts): both must write the same rows.
+  for (const together of [1, 6]) {
+    it(`saves ${together === 1 ? 'one at a time' : `${together} at once (one statement)`}: trigger and queued_at kept, lease while running`, async () => {
+      const store = await PostgresStore.open({ databaseUrl: url, schema: `${schema}_saves`, tokenKey });
+      const row = async (id: string) =>
+        (await store.pool.query(`SELECT status, trigger, queued_at, claimed_by, lease_until > now() AS leased, error, duration_ms FROM ${schema}_saves.executions WHERE id = $1`, [id])).rows[0];
+      const saveAll = async (recs: ExecutionRecord[], opts?: { stored: true }) => {
+        const before = store.stats.commits;
+        await Promise.all(recs.map((r) => store.saveExecution(r, opts)));
+        return store.stats.commits - before;
+      };
+      try {
+        const queuedAt = '2024-01-01T00:00:00.000Z';
+        const recs: ExecutionRecord[] = Array.from({ length: together }, (_, i) => ({
+          id: `save-${together}-${i}-${randomBytes(4).toString('hex')}`, integration: 'saves', status: 'succeeded', test: false, attempt: 1,
+          trigger: { body: { i } }, steps: [], log: [], queuedAt, startedAt: '2024-01-01T00:00:01.000Z', finishedAt: '2024-01-01T00:00:02.000Z', durationMs: 1000,
+        }));
+        // New rows, finished (a synchronous run's only write): inserted with their trigger.
+        expect(await saveAll(recs)).toBe(1);
+        for (const [i, r] of recs.entries()) {
+          expect(await row(r.id)).toEqual({ status: 'succeeded', trigger: { body: { i } }, queued_at: new Date(queuedAt), claimed_by: null, leased: null, error: null, duration_ms: '1000' });
+        }
+        // Saved as running over the stored rows: the lease is taken; the trigger is never rewritten.
+        expect(await saveAll(recs.map((r) => ({ ...r, status: 'running', trigger: { other: true }, finishedAt: undefined, durationMs: undefined })), { stored: true })).toBe(1);
+        for (const [i, r] of recs.entries()) expect(await row(r.id)).toMatchObject({ status: 'running', trigger: { body: { i } }, claimed_by: expect.any(String), leased: true, duration_ms: null });
+        // An upsert of existing rows without queuedAt keeps theirs; finished: no lease.
+        expect(await saveAll(recs.map((r) => ({ ...r, status: 'failed', trigger: { other: true }, queuedAt: undefined, error: { message: 'boom' } })))).toBe(1);
+        for (const [i, r] of recs.entries()) {
+          expect(await row(r.id)).toEqual({ status: 'failed', trigger: { body: { i } }, queued_at: new Date(queuedAt), claimed_by: null, leased: null, error: 'boom', duration_ms: '1000' });
+        }
+        // `stored` but the row is missing: inserted after all.
+        const missing = recs.map((r) => ({ ...r, id: `${r.id}-missing` }));
+        await saveAll(missing, { stored: true });
+        for (const [i, r] of missing.entries()) expect(await row(r.id)).toMatchObject({ status: 'succeeded', trigger: { body: { i } }, queued_at: new Date(queuedAt) });
+      } finally {
+        await store.close();
+      }
+    });
+  }
 
   it('rejects an unsafe schema name', async () => {
     await expect(PostgresStore.open({ databaseUrl: url, schema: 'x; drop table y' })).rejects.toThrow(/schema name/);

@@ -7,10 +7,14 @@
  * A save of an existing row (`stored`) writes only what a run changes; a row that is missing after
  * all, and every save without `stored`, goes through the upsert, which writes the trigger only when
  * it inserts. When a batch fails as a whole, each save is retried alone so only a bad one fails.
+ * A batch of one save (the usual case at low load, e.g. a synchronous webhook's only write) uses
+ * single-row statements with plain parameters; larger batches pass each column as an array. All
+ * are named statements (prepared.ts).
  */
 import type pg from 'pg';
 import type { ExecutionRecord } from '../../engine/record.js';
 import { columnsOf, stateColumnsOf } from '../common.js';
+import { prepared } from './prepared.js';
 
 interface PendingSave {
   record: ExecutionRecord;
@@ -106,6 +110,11 @@ export class GroupSaves {
   }
 
   private async statements(round: PendingSave[]): Promise<void> {
+    if (round.length === 1) {
+      const p = round[0]!;
+      if (!(p.stored && (await this.updateOne(p)))) await this.upsertOne(p);
+      return;
+    }
     const updates = round.filter((p) => p.stored);
     const upserts = round.filter((p) => !p.stored);
     const [missing] = await Promise.all([this.update(updates), this.upsert(upserts)]);
@@ -117,7 +126,7 @@ export class GroupSaves {
     if (saves.length === 0) return [];
     const cols = saves.map((p) => stateColumnsOf(p.record));
     const { owner, seconds } = this.host.lease();
-    const { rows } = await this.host.pool.query<{ id: string }>(
+    const { rows } = await this.host.pool.query<{ id: string }>(prepared(
       `UPDATE ${this.host.table} e SET status = v.status, attempt = v.attempt, record = v.record::json, started_at = v.started_at,
          finished_at = v.finished_at, duration_ms = v.duration_ms, error = v.error,
          claimed_by = CASE WHEN v.status = 'running' THEN $9 END,
@@ -137,7 +146,7 @@ export class GroupSaves {
         owner,
         seconds,
       ],
-    );
+    ));
     this.host.committed();
     const found = new Set(rows.map((r) => r.id));
     return saves.filter((p) => !found.has(p.record.id));
@@ -149,7 +158,7 @@ export class GroupSaves {
     const now = new Date().toISOString();
     const cols = saves.map((p) => ({ ...columnsOf(p.record, now), queuedAtGiven: !!p.record.queuedAt }));
     const { owner, seconds } = this.host.lease();
-    await this.host.pool.query(
+    await this.host.pool.query(prepared(
       `WITH v AS (
          SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[], $5::int[], $6::text[], $7::text[], $8::timestamptz[],
            $9::timestamptz[], $10::timestamptz[], $11::bigint[], $12::text[], $13::boolean[])
@@ -182,7 +191,39 @@ export class GroupSaves {
         owner,
         seconds,
       ],
-    );
+    ));
+    this.host.committed();
+  }
+
+  /** `update` for one save: whether its row was there. */
+  private async updateOne(p: PendingSave): Promise<boolean> {
+    const c = stateColumnsOf(p.record);
+    const { owner, seconds } = this.host.lease();
+    const { rowCount } = await this.host.pool.query(prepared(
+      `UPDATE ${this.host.table} SET status = $2, attempt = $3, record = $4::json, started_at = $5, finished_at = $6, duration_ms = $7, error = $8,
+         claimed_by = CASE WHEN $2 = 'running' THEN $9 END,
+         lease_until = CASE WHEN $2 = 'running' THEN now() + $10 * interval '1 second' END
+       WHERE id = $1`,
+      [c.id, c.status, c.attempt, c.record, c.startedAt, c.finishedAt, c.durationMs, c.error, owner, seconds],
+    ));
+    this.host.committed();
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** `upsert` for one save: the trigger and (unless the record names one) queued_at only on insert. */
+  private async upsertOne(p: PendingSave): Promise<void> {
+    const c = columnsOf(p.record, new Date().toISOString());
+    const { owner, seconds } = this.host.lease();
+    await this.host.pool.query(prepared(
+      `INSERT INTO ${this.host.table} AS e (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, claimed_by, lease_until)
+       VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10, $11, $12,
+         CASE WHEN $3 = 'running' THEN $14 END, CASE WHEN $3 = 'running' THEN now() + $15 * interval '1 second' END)
+       ON CONFLICT (id) DO UPDATE SET integration = excluded.integration, status = excluded.status, test = excluded.test, attempt = excluded.attempt,
+         record = excluded.record, queued_at = CASE WHEN $13 THEN excluded.queued_at ELSE e.queued_at END,
+         started_at = excluded.started_at, finished_at = excluded.finished_at, duration_ms = excluded.duration_ms, error = excluded.error,
+         claimed_by = excluded.claimed_by, lease_until = excluded.lease_until`,
+      [c.id, c.integration, c.status, c.test, c.attempt, c.trigger, c.record, c.queuedAt, c.startedAt, c.finishedAt, c.durationMs, c.error, !!p.record.queuedAt, owner, seconds],
+    ));
     this.host.committed();
   }
 }

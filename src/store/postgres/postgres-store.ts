@@ -26,6 +26,7 @@ import { storageError } from './errors.js';
 import { GroupSaves } from './group-saves.js';
 import { LeaseLocks } from './lease-locks.js';
 import { migrate, quoteIdent } from './migrations.js';
+import { prepared } from './prepared.js';
 import { channelFor, DEFAULT_LEASE_SEC, defaultReplicaId, TableQueue } from './table-queue.js';
 
 export interface PostgresStoreOptions {
@@ -240,7 +241,7 @@ export class PostgresStore extends SqlStore {
     const now = new Date().toISOString();
     const cols = executions.map((e) => columnsOf(queuedRecord(e, now), now));
     await on
-      .query(
+      .query(prepared(
         `WITH ins AS (
            INSERT INTO ${this.s}.executions (id, integration, status, test, attempt, trigger, record, queued_at)
            SELECT id, integration, 'queued', test, attempt, trigger::json, record::json, queued_at
@@ -259,7 +260,7 @@ export class PostgresStore extends SqlStore {
           cols.map((c) => c.queuedAt),
           this.channel,
         ],
-      )
+      ))
       .catch((err: unknown) => Promise.reject(storageError(err)));
   }
 
@@ -320,12 +321,12 @@ export class PostgresStore extends SqlStore {
     if (this.closed) throw new Error('the store is closed');
     const now = new Date().toISOString();
     const { rows } = await this.pool
-      .query(
+      .query(prepared(
         `UPDATE ${this.s}.executions SET status = 'running', attempt = $2, started_at = $3, finished_at = NULL, duration_ms = NULL, error = NULL,
            claimed_by = $4, lease_until = now() + $5 * interval '1 second'
          WHERE id = $1 AND status IN ('queued', 'running') RETURNING ${EXEC_COLS}`,
         [id, attempt, now, this.owner, this.leaseSec],
-      )
+      ))
       .catch((err: unknown) => Promise.reject(storageError(err)));
     this.stats.commits++;
     return rows[0] ? runningRecord(this.record(rows[0]), attempt, now) : undefined;

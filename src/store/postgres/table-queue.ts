@@ -25,6 +25,7 @@ import type { PoolClient } from 'pg';
 import { iso, recordFromRow, runningRecord } from '../common.js';
 import { Lanes, type ExecutionQueue, type QueueBinding, type QueuedJob, type QueueOptions } from '../queue.js';
 import { quoteIdent } from './migrations.js';
+import { prepared } from './prepared.js';
 
 /** What the queue needs of the PostgreSQL store. */
 export interface TableQueueHost {
@@ -276,7 +277,7 @@ export class TableQueue implements ExecutionQueue {
 
   /** One statement claims up to `n` rows of each integration, oldest first, skipping rows others lock. */
   private async claim(caps: Array<[string, number]>): Promise<ClaimRow[]> {
-    const { rows } = await this.pool.query<ClaimRow>(
+    const { rows } = await this.pool.query<ClaimRow>(prepared(
       `WITH caps AS (SELECT * FROM unnest($1::text[], $2::int[]) AS c(integration, n)),
        picked AS (
          SELECT x.id, x.status AS was, x.attempt AS was_attempt, x.attempt >= $3 AS poison
@@ -295,7 +296,7 @@ export class TableQueue implements ExecutionQueue {
        FROM picked p WHERE e.id = p.id
        RETURNING e.id, e.integration, e.status, e.test, e.attempt, e.trigger, e.record, e.queued_at, e.started_at, e.finished_at, p.was, p.was_attempt`,
       [caps.map((c) => c[0]), caps.map((c) => c[1]), this.binding.maxInterruptions(), this.owner, this.leaseSec],
-    );
+    ));
     return rows;
   }
 
