@@ -49,18 +49,17 @@ function compileExpression(body: string): Expression {
  * soon. The property reads like a plain one; once compiled it is one.
  */
 function lazyExpression(body: string, pointer: string, position: SourcePosition): ValueTemplate {
-  const t = { kind: 'expr', source: body.trim() } as Extract<ValueTemplate, { kind: 'expr' }>;
-  Object.defineProperty(t, 'expression', {
-    configurable: true,
-    enumerable: true,
-    get() {
+  const t = {
+    kind: 'expr' as const,
+    source: body.trim(),
+    get expression(): Expression {
       const expression = compileExpression(body);
       Object.defineProperty(t, 'expression', { value: expression, configurable: true, enumerable: true, writable: true });
       return expression;
     },
-  });
-  t.pointer = pointer;
-  t.position = position;
+    pointer,
+    position,
+  };
   return t;
 }
 

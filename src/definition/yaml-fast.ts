@@ -93,6 +93,12 @@ const ESCAPES: Record<string, string> = {
   '\\': '\\',
 };
 
+/** Where scanning stops (native search: the loader runs mostly before the JIT has warmed up). */
+const PLAIN_BLOCK_STOP = /:(?=[ \n]|$)| #|\n/g;
+const PLAIN_FLOW_STOP = /[,[\]{}\n]|:(?=[ ,[\]{}\n]|$)| #/g;
+const DOUBLE_QUOTED_STOP = /["\\\n]/g;
+const SINGLE_QUOTED_STOP = /['\n]/g;
+
 const SP = 32;
 const LF = 10;
 
@@ -307,22 +313,22 @@ class FastParser {
   /** Where a quoted scalar starting at `p` ends (just past its closing quote), -1 if not on this line. */
   private quotedEnd(p: number): number {
     const t = this.t;
-    const quote = t.charCodeAt(p);
-    for (let i = p + 1; i < this.n; i++) {
+    const re = t.charCodeAt(p) === 0x22 ? DOUBLE_QUOTED_STOP : SINGLE_QUOTED_STOP;
+    re.lastIndex = p + 1;
+    for (let m; (m = re.exec(t)); ) {
+      const i = m.index;
       const c = t.charCodeAt(i);
       if (c === LF) return -1;
-      if (quote === 0x22 && c === 0x5c) {
+      if (c === 0x5c) {
         if (i + 1 >= this.n || t.charCodeAt(i + 1) === LF) return -1; // an escaped line break
-        i++;
+        re.lastIndex = i + 2;
         continue;
       }
-      if (c === quote) {
-        if (quote === 0x27 && t.charCodeAt(i + 1) === 0x27) {
-          i++;
-          continue;
-        }
-        return i + 1;
+      if (c === 0x27 && t.charCodeAt(i + 1) === 0x27) {
+        re.lastIndex = i + 2;
+        continue;
       }
+      return i + 1;
     }
     return -1;
   }
@@ -340,18 +346,9 @@ class FastParser {
 
   /** End of a plain scalar in block context: before `: `, `:` at the line's end, ` #`, or the line's end. */
   private plainBlockEnd(p: number): number {
-    const t = this.t;
-    const n = this.n;
-    let i = p;
-    for (; i < n; i++) {
-      const c = t.charCodeAt(i);
-      if (c === LF) break;
-      if (c === 0x3a) {
-        const d = t.charCodeAt(i + 1);
-        if (i + 1 >= n || d === SP || d === LF) break;
-      } else if (c === SP && t.charCodeAt(i + 1) === 0x23) break;
-    }
-    return i;
+    PLAIN_BLOCK_STOP.lastIndex = p;
+    const m = PLAIN_BLOCK_STOP.exec(this.t);
+    return m ? m.index : this.n;
   }
 
   /** A mapping key at `p` (plain or quoted, a string), followed by `:`; sets keyEnd past the `:`. */
@@ -538,18 +535,10 @@ class FastParser {
 
   /** End of a plain scalar in a flow collection; a line break or comment inside one is not for the fast path. */
   private plainFlowEnd(p: number): number {
-    const t = this.t;
-    const n = this.n;
-    for (let i = p; i < n; i++) {
-      const c = t.charCodeAt(i);
-      if (c === LF) fail();
-      if (isFlowIndicator(c)) return i;
-      if (c === 0x3a) {
-        const d = t.charCodeAt(i + 1);
-        if (i + 1 >= n || d === SP || d === LF || isFlowIndicator(d)) return i;
-      } else if (c === SP && t.charCodeAt(i + 1) === 0x23) fail();
-    }
-    fail();
+    PLAIN_FLOW_STOP.lastIndex = p;
+    const m = PLAIN_FLOW_STOP.exec(this.t);
+    if (!m || m[0] === '\n' || m[0] === ' #') fail();
+    return m.index;
   }
 
   private skipSpaces(i: number): number {

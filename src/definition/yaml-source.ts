@@ -23,14 +23,17 @@ export interface YamlSource {
 
 export function parsePointer(pointer: string): string[] {
   if (pointer === '') return [];
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = pointer.slice(1).split('/');
+  return pointer.includes('~') ? segments.map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')) : segments;
 }
 
 export function joinPointer(base: string, ...segments: Array<string | number>): string {
-  return base + segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+  let out = base;
+  for (const segment of segments) {
+    const s = String(segment);
+    out += '/' + (s.includes('~') || s.includes('/') ? s.replace(/~/g, '~0').replace(/\//g, '~1') : s);
+  }
+  return out;
 }
 
 /**
@@ -40,25 +43,36 @@ export function joinPointer(base: string, ...segments: Array<string | number>): 
  */
 export function parseYamlSource(file: string, text: string): YamlSource {
   const fast = fastParseYaml(text);
-  if (fast && !expandsBeyond(fast.value, MAX_EXPANDED_VALUES)) return fastSource(file, text, fast.value, fast.root);
+  if (fast && !expandsBeyond(fast.value, MAX_EXPANDED_VALUES)) return new FastSource(file, text, fast.value, fast.root);
   return parseYamlSourceFull(file, text);
 }
 
 /** The fast path's result: positions from the offsets it recorded, lines counted on first use. */
-function fastSource(file: string, text: string, value: unknown, root: FastNode): YamlSource {
-  let lineCounter: LineCounter | undefined;
-  const pos = (offset: number): SourcePosition => {
-    if (!lineCounter) {
-      lineCounter = new LineCounter();
-      lineCounter.addNewLine(0);
-      for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lineCounter.addNewLine(i + 1);
-    }
-    const p = lineCounter.linePos(offset);
-    return { line: p.line, column: p.col };
-  };
+class FastSource implements YamlSource {
+  readonly syntaxErrors: YamlSource['syntaxErrors'] = [];
+  private lineCounter?: LineCounter;
+
+  constructor(
+    readonly file: string,
+    readonly text: string,
+    readonly value: unknown,
+    private readonly root: FastNode,
+  ) {}
+
+  positionOf(pointer: string, part: 'key' | 'value' = 'value'): SourcePosition {
+    const { node, exact } = this.locate(pointer);
+    return this.pos(exact && part === 'key' && node.k >= 0 ? node.k : node.o);
+  }
+
+  scalarAt(pointer: string): ReturnType<YamlSource['scalarAt']> {
+    const { node, exact } = this.locate(pointer);
+    if (!exact || node.t !== SCALAR) return undefined;
+    return { offset: node.o, quoted: node.q, singleLine: true };
+  }
+
   /** The node at `pointer` (exact), or the deepest one reached. */
-  const locate = (pointer: string): { node: FastNode; exact: boolean } => {
-    let node = root;
+  private locate(pointer: string): { node: FastNode; exact: boolean } {
+    let node = this.root;
     if (pointer === '') return { node, exact: true };
     for (const segment of parsePointer(pointer)) {
       const child = node.t === MAP ? (node.c as Map<string, FastNode>).get(segment) : node.t === SEQ ? (node.c as FastNode[])[Number(segment)] : undefined;
@@ -66,22 +80,19 @@ function fastSource(file: string, text: string, value: unknown, root: FastNode):
       node = child;
     }
     return { node, exact: true };
-  };
-  return {
-    file,
-    text,
-    value,
-    syntaxErrors: [],
-    positionOf(pointer, part = 'value') {
-      const { node, exact } = locate(pointer);
-      return pos(exact && part === 'key' && node.k >= 0 ? node.k : node.o);
-    },
-    scalarAt(pointer) {
-      const { node, exact } = locate(pointer);
-      if (!exact || node.t !== SCALAR) return undefined;
-      return { offset: node.o, quoted: node.q, singleLine: true };
-    },
-  };
+  }
+
+  private pos(offset: number): SourcePosition {
+    let lc = this.lineCounter;
+    if (!lc) {
+      lc = this.lineCounter = new LineCounter();
+      lc.addNewLine(0);
+      const text = this.text;
+      for (let i = text.indexOf('\n'); i >= 0; i = text.indexOf('\n', i + 1)) lc.addNewLine(i + 1);
+    }
+    const p = lc.linePos(offset);
+    return { line: p.line, column: p.col };
+  }
 }
 
 /** The `yaml` library's parse, with positions through its nodes. */
