@@ -2,7 +2,7 @@
  * Loads integration files and folders: read, parse with positions, compile. Two files with the
  * same `name` are a problem of the later one (in path order).
  */
-import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, type Stats } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { compileIntegration } from './compile.js';
 import { fileLimits, formatBytes, type FileLimits } from './limits.js';
@@ -17,6 +17,13 @@ export interface LoadedFile {
   namePosition?: SourcePosition;
   /** For a file that does not compile: what could still be read of it (listings name it by this). */
   header?: FileHeader;
+  /** loadFile: the file's `statSignature` as it was opened, before it was read (undefined if it could not be opened). */
+  signature?: string;
+}
+
+/** Identity of a file's content as far as stat can tell (inode, size, times): what the watcher compares. */
+export function statSignature(st: { ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
+  return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 }
 
 /** `name`, `enabled` and `trigger.type` of a file, as far as they can be read. */
@@ -60,20 +67,25 @@ function fileHeader(value: unknown, text: string): FileHeader | undefined {
 }
 
 export function loadFile(path: string, displayPath = displayName(path), limits: FileLimits = fileLimits()): LoadedFile {
-  const read = readIntegrationText(path, limits.maxFileBytes);
-  if (typeof read !== 'string') return { file: displayPath, problems: [{ file: displayPath, line: 1, column: 1, message: read.problem, path: '' }] };
-  return loadText(displayPath, read, limits);
+  let signature: string | undefined;
+  const read = readIntegrationText(path, limits.maxFileBytes, (st) => (signature = statSignature(st)));
+  const loaded: LoadedFile =
+    typeof read === 'string' ? loadText(displayPath, read, limits) : { file: displayPath, problems: [{ file: displayPath, line: 1, column: 1, message: read.problem, path: '' }] };
+  if (signature !== undefined) loaded.signature = signature;
+  return loaded;
 }
 
 /**
  * The file's text, or why it is not read: its size is checked before reading (a 50 MB file is
  * never read into memory), and at most `maxBytes + 1` bytes are read should it grow meanwhile.
+ * `onStat` sees the stat of each opening, taken before reading.
  */
-export function readIntegrationText(path: string, maxBytes: number): string | { problem: string } {
+export function readIntegrationText(path: string, maxBytes: number, onStat?: (st: Stats) => void): string | { problem: string } {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
     const st = fstatSync(fd);
+    onStat?.(st);
     if (!st.isFile()) return { problem: 'cannot read file: not a regular file' };
     const tooLarge = (size: number) => ({
       problem: `the file is ${bytes(size)}; integration files may be at most ${bytes(maxBytes)} (${formatBytes(maxBytes)}, HCM_RUNNER_MAX_FILE_BYTES) — split it into several integrations or move data out of it`,
@@ -82,7 +94,7 @@ export function readIntegrationText(path: string, maxBytes: number): string | { 
     const buf = Buffer.allocUnsafe(st.size + 1); // one byte more: a file that grew shows it
     let length = 0;
     for (let n; length < buf.length && (n = readSync(fd, buf, length, buf.length - length, null)) > 0; ) length += n;
-    if (length > st.size) return readIntegrationText(path, maxBytes); // it grew while read: again, from its new size
+    if (length > st.size) return readIntegrationText(path, maxBytes, onStat); // it grew while read: again, from its new size
     return buf.toString('utf8', 0, length);
   } catch (err) {
     return { problem: `cannot read file: ${(err as Error).message}` };

@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
-import { listIntegrationFiles, loadFile, markDuplicateNames, type FileHeader, type LoadedFile } from '../definition/load.js';
+import { listIntegrationFiles, loadFile, markDuplicateNames, statSignature, type FileHeader, type LoadedFile } from '../definition/load.js';
 import type { CompiledIntegration, Problem } from '../definition/types.js';
 
 export interface RegistryEntry {
@@ -73,8 +73,10 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
     const loaded: LoadedFile[] = [];
     for (const f of files) {
       const display = this.display(f);
-      signatures.set(display, fileSignature(f)); // before reading: a later edit differs from it
-      loaded.push(loadFile(f, display));
+      const l = loadFile(f, display);
+      // Taken as the file was opened, before reading: a later edit differs from it.
+      signatures.set(display, l.signature ?? fileSignature(f));
+      loaded.push(l);
       await new Promise<void>((r) => setImmediate(r));
     }
     return this.applyAll(loaded, signatures);
@@ -96,8 +98,8 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
   /** Loads one file from disk (the watcher's entry point) and applies it. */
   reloadFile(path: string): RegistryEntry {
     const display = this.display(path);
-    const signature = fileSignature(path);
-    return this.replace(display, loadFile(resolve(path), display), signature);
+    const loaded = loadFile(resolve(path), display);
+    return this.replace(display, loaded, loaded.signature ?? fileSignature(path));
   }
 
   /**
@@ -170,8 +172,7 @@ function headerOf(i: CompiledIntegration | undefined): FileHeader | undefined {
 /** Identity of a file's current content as far as stat can tell (inode, size, times). */
 export function fileSignature(path: string): string | undefined {
   try {
-    const st = statSync(path);
-    return `${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
+    return statSignature(statSync(path));
   } catch {
     return undefined;
   }

@@ -8,16 +8,34 @@ import type { Store } from '../store/types.js';
 export class WebhookTokens {
   private readonly toName = new Map<string, string>();
   private readonly toToken = new Map<string, string>();
+  private readonly pending = new Map<string, Promise<string>>();
 
   constructor(private readonly store: Store) {}
 
-  /** The integration's token, created on first use. */
-  async tokenFor(integration: string): Promise<string> {
+  /**
+   * The integration's token, created on first use. Calls made while the store is asked share that
+   * one question: at start-up each webhook integration is asked for twice at once (its `change`
+   * event and the start's own wait), a read and an insert each.
+   */
+  tokenFor(integration: string): Promise<string> {
     const cached = this.toToken.get(integration);
-    if (cached) return cached;
-    const token = await this.store.webhookToken(integration);
-    this.remember(integration, token);
-    return token;
+    if (cached) return Promise.resolve(cached);
+    let pending = this.pending.get(integration);
+    if (!pending) {
+      pending = this.store.webhookToken(integration).then(
+        (token) => {
+          this.pending.delete(integration);
+          this.remember(integration, token);
+          return token;
+        },
+        (err: unknown) => {
+          this.pending.delete(integration);
+          throw err;
+        },
+      );
+      this.pending.set(integration, pending);
+    }
+    return pending;
   }
 
   cachedToken(integration: string): string | undefined {
