@@ -123,6 +123,35 @@ describe('PostgresStore specifics', () => {
     });
   }
 
+  it('batched enqueues and saves take a null trigger, quotes and backslashes, and a lone surrogate in an error', async () => {
+    const store = await PostgresStore.open({ databaseUrl: url, schema: `${schema}_saves`, tokenKey });
+    try {
+      const id = (n: number) => `odd-${n}-${randomBytes(4).toString('hex')}`;
+      const ids = [id(1), id(2), id(3)];
+      await Promise.all([
+        store.enqueue([{ id: ids[0]!, integration: 'odd', trigger: null, test: false }]),
+        store.enqueue([{ id: ids[1]!, integration: 'odd', trigger: { s: 'a "quoted" \\ back\\slash\n' }, test: false }]),
+      ]);
+      expect((await store.getExecution(ids[0]!))!.trigger).toBeNull();
+      expect((await store.getExecution(ids[1]!))!.trigger).toEqual({ s: 'a "quoted" \\ back\\slash\n' });
+      const lone = 'cut \ud83d';
+      await Promise.all(
+        [ids[0]!, ids[2]!].map((i) =>
+          store.saveExecution({ id: i, integration: 'odd', status: 'failed', test: false, attempt: 1, trigger: null, steps: [], log: [], error: { message: lone }, finishedAt: new Date().toISOString() }),
+        ),
+      );
+      for (const i of [ids[0]!, ids[2]!]) {
+        const r = (await store.getExecution(i))!;
+        expect(r.trigger).toBeNull();
+        expect(r.status).toBe('failed');
+      }
+      const { rows } = await store.pool.query(`SELECT error FROM ${schema}_saves.executions WHERE id = $1`, [ids[2]]);
+      expect(rows[0].error).toBe('cut \ufffd');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('rejects an unsafe schema name', async () => {
     await expect(PostgresStore.open({ databaseUrl: url, schema: 'x; drop table y' })).rejects.toThrow(/schema name/);
   });

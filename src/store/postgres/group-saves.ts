@@ -8,13 +8,41 @@
  * all, and every save without `stored`, goes through the upsert, which writes the trigger only when
  * it inserts. When a batch fails as a whole, each save is retried alone so only a bad one fails.
  * A batch of one save (the usual case at low load, e.g. a synchronous webhook's only write) uses
- * single-row statements with plain parameters; larger batches pass each column as an array. All
+ * single-row statements with plain parameters; larger batches pass their rows as one JSON array. All
  * are named statements (prepared.ts).
  */
 import type pg from 'pg';
 import type { ExecutionRecord } from '../../engine/record.js';
-import { columnsOf, stateColumnsOf } from '../common.js';
+import { columnsOf, stateColumnsOf, type ExecutionColumns } from '../common.js';
 import { prepared } from './prepared.js';
+
+/**
+ * A batch's rows as one JSON array for `json_to_recordset` (snake_case keys): the record and
+ * trigger columns, already JSON text, are embedded as they are. Passing each column as a
+ * PostgreSQL array instead escaped every quote of every record (pg's array encoding) on the
+ * event loop.
+ */
+export function rowsJson(rows: Array<Partial<ExecutionColumns> & { queuedGiven?: boolean }>): string {
+  const j = JSON.stringify;
+  const out: string[] = [];
+  for (const c of rows) {
+    let o = `{"id":${j(c.id)}`;
+    if (c.integration !== undefined) o += `,"integration":${j(c.integration)}`;
+    if (c.status !== undefined) o += `,"status":${j(c.status)}`;
+    if (c.test !== undefined) o += `,"test":${c.test ? 'true' : 'false'}`;
+    if (c.attempt !== undefined) o += `,"attempt":${j(c.attempt)}`;
+    if (c.trigger !== undefined) o += `,"trigger":${c.trigger}`;
+    if (c.record !== undefined) o += `,"record":${c.record}`;
+    if (c.queuedAt !== undefined) o += `,"queued_at":${j(c.queuedAt)}`;
+    if (c.startedAt !== undefined) o += `,"started_at":${j(c.startedAt)}`;
+    if (c.finishedAt !== undefined) o += `,"finished_at":${j(c.finishedAt)}`;
+    if (c.durationMs !== undefined) o += `,"duration_ms":${j(c.durationMs)}`;
+    if (c.error !== undefined) o += `,"error":${j(c.error)}`;
+    if (c.queuedGiven !== undefined) o += `,"queued_given":${c.queuedGiven ? 'true' : 'false'}`;
+    out.push(`${o}}`);
+  }
+  return `[${out.join(',')}]`;
+}
 
 interface PendingSave {
   record: ExecutionRecord;
@@ -124,28 +152,16 @@ export class GroupSaves {
   /** Updates existing rows; returns the saves whose row was not there. */
   private async update(saves: PendingSave[]): Promise<PendingSave[]> {
     if (saves.length === 0) return [];
-    const cols = saves.map((p) => stateColumnsOf(p.record));
     const { owner, seconds } = this.host.lease();
     const { rows } = await this.host.pool.query<{ id: string }>(prepared(
-      `UPDATE ${this.host.table} e SET status = v.status, attempt = v.attempt, record = v.record::json, started_at = v.started_at,
+      `UPDATE ${this.host.table} e SET status = v.status, attempt = v.attempt, record = v.record, started_at = v.started_at,
          finished_at = v.finished_at, duration_ms = v.duration_ms, error = v.error,
-         claimed_by = CASE WHEN v.status = 'running' THEN $9 END,
-         lease_until = CASE WHEN v.status = 'running' THEN now() + $10 * interval '1 second' END
-       FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::bigint[], $8::text[])
-         AS v(id, status, attempt, record, started_at, finished_at, duration_ms, error)
+         claimed_by = CASE WHEN v.status = 'running' THEN $2 END,
+         lease_until = CASE WHEN v.status = 'running' THEN now() + $3 * interval '1 second' END
+       FROM json_to_recordset($1::json)
+         AS v(id text, status text, attempt int, record json, started_at timestamptz, finished_at timestamptz, duration_ms bigint, error text)
        WHERE e.id = v.id RETURNING e.id`,
-      [
-        cols.map((c) => c.id),
-        cols.map((c) => c.status),
-        cols.map((c) => c.attempt),
-        cols.map((c) => c.record),
-        cols.map((c) => c.startedAt),
-        cols.map((c) => c.finishedAt),
-        cols.map((c) => c.durationMs),
-        cols.map((c) => c.error),
-        owner,
-        seconds,
-      ],
+      [rowsJson(saves.map((p) => stateColumnsOf(p.record))), owner, seconds],
     ));
     this.host.committed();
     const found = new Set(rows.map((r) => r.id));
@@ -156,41 +172,24 @@ export class GroupSaves {
   private async upsert(saves: PendingSave[]): Promise<void> {
     if (saves.length === 0) return;
     const now = new Date().toISOString();
-    const cols = saves.map((p) => ({ ...columnsOf(p.record, now), queuedAtGiven: !!p.record.queuedAt }));
     const { owner, seconds } = this.host.lease();
     await this.host.pool.query(prepared(
       `WITH v AS (
-         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::boolean[], $5::int[], $6::text[], $7::text[], $8::timestamptz[],
-           $9::timestamptz[], $10::timestamptz[], $11::bigint[], $12::text[], $13::boolean[])
-           AS v(id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, queued_given)),
+         SELECT * FROM json_to_recordset($1::json)
+           AS v(id text, integration text, status text, test boolean, attempt int, trigger json, record json, queued_at timestamptz,
+             started_at timestamptz, finished_at timestamptz, duration_ms bigint, error text, queued_given boolean)),
        upd AS (
          UPDATE ${this.host.table} e SET integration = v.integration, status = v.status, test = v.test, attempt = v.attempt,
-           record = v.record::json, queued_at = CASE WHEN v.queued_given THEN v.queued_at ELSE e.queued_at END,
+           record = v.record, queued_at = CASE WHEN v.queued_given THEN v.queued_at ELSE e.queued_at END,
            started_at = v.started_at, finished_at = v.finished_at, duration_ms = v.duration_ms, error = v.error,
-           claimed_by = CASE WHEN v.status = 'running' THEN $14 END,
-           lease_until = CASE WHEN v.status = 'running' THEN now() + $15 * interval '1 second' END
+           claimed_by = CASE WHEN v.status = 'running' THEN $2 END,
+           lease_until = CASE WHEN v.status = 'running' THEN now() + $3 * interval '1 second' END
          FROM v WHERE e.id = v.id RETURNING e.id)
        INSERT INTO ${this.host.table} (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, claimed_by, lease_until)
-       SELECT v.id, v.integration, v.status, v.test, v.attempt, v.trigger::json, v.record::json, v.queued_at, v.started_at, v.finished_at,
-         v.duration_ms, v.error, CASE WHEN v.status = 'running' THEN $14 END, CASE WHEN v.status = 'running' THEN now() + $15 * interval '1 second' END
+       SELECT v.id, v.integration, v.status, v.test, v.attempt, COALESCE(v.trigger, 'null'), v.record, v.queued_at, v.started_at, v.finished_at,
+         v.duration_ms, v.error, CASE WHEN v.status = 'running' THEN $2 END, CASE WHEN v.status = 'running' THEN now() + $3 * interval '1 second' END
        FROM v WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = v.id)`,
-      [
-        cols.map((c) => c.id),
-        cols.map((c) => c.integration),
-        cols.map((c) => c.status),
-        cols.map((c) => c.test),
-        cols.map((c) => c.attempt),
-        cols.map((c) => c.trigger),
-        cols.map((c) => c.record),
-        cols.map((c) => c.queuedAt),
-        cols.map((c) => c.startedAt),
-        cols.map((c) => c.finishedAt),
-        cols.map((c) => c.durationMs),
-        cols.map((c) => c.error),
-        cols.map((c) => c.queuedAtGiven),
-        owner,
-        seconds,
-      ],
+      [rowsJson(saves.map((p) => ({ ...columnsOf(p.record, now), queuedGiven: !!p.record.queuedAt }))), owner, seconds],
     ));
     this.host.committed();
   }

@@ -23,7 +23,7 @@ import { SqlStore } from '../sql/sql-store.js';
 import { deriveKey, SECRET_ENV, TokenCipher } from '../token-crypto.js';
 import type { NewExecution, SaveOptions } from '../types.js';
 import { storageError } from './errors.js';
-import { GroupSaves } from './group-saves.js';
+import { GroupSaves, rowsJson } from './group-saves.js';
 import { LeaseLocks } from './lease-locks.js';
 import { migrate, quoteIdent } from './migrations.js';
 import { prepared } from './prepared.js';
@@ -244,22 +244,12 @@ export class PostgresStore extends SqlStore {
       .query(prepared(
         `WITH ins AS (
            INSERT INTO ${this.s}.executions (id, integration, status, test, attempt, trigger, record, queued_at)
-           SELECT id, integration, 'queued', test, attempt, trigger::json, record::json, queued_at
-           FROM unnest($1::text[], $2::text[], $3::boolean[], $4::int[], $5::text[], $6::text[], $7::timestamptz[])
-             AS t(id, integration, test, attempt, trigger, record, queued_at)
+           SELECT id, integration, 'queued', test, attempt, COALESCE(trigger, 'null'), record, queued_at
+           FROM json_to_recordset($1::json) AS t(id text, integration text, test boolean, attempt int, trigger json, record json, queued_at timestamptz)
            RETURNING integration),
          names AS (SELECT string_agg(DISTINCT integration, E'\\n') AS list FROM ins)
-         SELECT pg_notify($8, CASE WHEN octet_length(list) < 7900 THEN list ELSE '' END) FROM names`,
-        [
-          cols.map((c) => c.id),
-          cols.map((c) => c.integration),
-          cols.map((c) => c.test),
-          cols.map((c) => c.attempt),
-          cols.map((c) => c.trigger),
-          cols.map((c) => c.record),
-          cols.map((c) => c.queuedAt),
-          this.channel,
-        ],
+         SELECT pg_notify($2, CASE WHEN octet_length(list) < 7900 THEN list ELSE '' END) FROM names`,
+        [rowsJson(cols), this.channel],
       ))
       .catch((err: unknown) => Promise.reject(storageError(err)));
   }
