@@ -55,8 +55,17 @@ export function connectionConfig(conn: ResolvedConnection | undefined): HcmConne
  */
 export function tokenStoreKey(conn: ResolvedConnection): string {
   const c = connectionConfig(conn);
-  return `hcm:${createHash('sha256').update(`${c.tokenUrl}\n${c.clientId}`).digest('hex').slice(0, 32)}`;
+  const grant = `${c.tokenUrl}\n${c.clientId}`;
+  let key = storeKeys.get(grant);
+  if (key === undefined) {
+    key = `hcm:${createHash('sha256').update(grant).digest('hex').slice(0, 32)}`;
+    if (storeKeys.size >= 1000) storeKeys.clear();
+    storeKeys.set(grant, key);
+  }
+  return key;
 }
+/** Every HCM call asks for its connection's key: hashed once per grant. */
+const storeKeys = new Map<string, string>();
 
 export const connectHint = (integration: string, connection: string) =>
   `run \`hcm-runner connect ${integration} ${connection}\``;
