@@ -93,17 +93,24 @@ class Compiler implements TriggerCompileContext {
     }
     const trigger = this.trigger(isObj(doc.trigger) ? doc.trigger : {});
     const steps = this.stepList(doc.steps, '/steps', 'steps');
-    return {
+    const text = this.src.text;
+    const integration: CompiledIntegration = {
       name: String(doc.name ?? ''),
       description: typeof doc.description === 'string' ? doc.description : undefined,
       enabled: typeof doc.enabled === 'boolean' ? doc.enabled : defaultOf<boolean>(documentOptions, 'enabled'),
       file: this.src.file,
-      hash: createHash('sha256').update(this.src.text).digest('hex'),
+      // Computed when first compared (a reload): a start compares none.
+      get hash(): string {
+        const hash = createHash('sha256').update(text).digest('hex');
+        Object.defineProperty(integration, 'hash', { value: hash, configurable: true, enumerable: true, writable: true });
+        return hash;
+      },
       config,
       connections: this.connections,
       trigger,
       steps,
     };
+    return integration;
   }
 
   template(value: unknown, pointer: string): ValueTemplate {
@@ -197,12 +204,14 @@ class Compiler implements TriggerCompileContext {
 
   /** `$steps.<id>` and `$errors.<id>` must name an earlier step of the same list. */
   checkReferences(step: CompiledStep, earlier: string[], list: unknown[] = []): void {
-    const all = new Set(list.map((s) => (isObj(s) && typeof s.id === 'string' ? s.id : '')));
+    let all: Set<string> | undefined; // only needed to word a problem
     for (const t of [step.inputs, step.if, step.forEach]) {
       for (const expr of expressionsIn(t)) {
+        if (!expr.source.includes('$steps.') && !expr.source.includes('$errors.')) continue;
         for (const m of expr.source.matchAll(/\$(steps|errors)\.([A-Za-z_][A-Za-z0-9_]*)/g)) {
           const [, kind, ref] = m as unknown as [string, string, string];
           if (earlier.includes(ref)) continue;
+          all ??= new Set(list.map((s) => (isObj(s) && typeof s.id === 'string' ? s.id : '')));
           const why = ref === step.id ? 'a step cannot read its own results' : all.has(ref) ? `"${ref}" runs later` : `no step "${ref}" exists`;
           const hint = all.has(ref) ? '' : closest(ref, earlier);
           this.problems.add(

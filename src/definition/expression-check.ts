@@ -53,6 +53,12 @@ const NAME_STOP = new Set('.[]{}(),@#;:?+-*/%|=<>^&!~'.split(''));
 const WHITESPACE = ' \t\n\r\v';
 const NUMBER = /(0|[1-9][0-9]*)(\.[0-9]+)?([Ee][-+]?[0-9]+)?/y;
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A name or variable token: up to whitespace or an operator character, as jsonata's lexer reads it. */
+const WORD = /[^ \t\n\r\v.[\]{}(),@#;:?+\-*\/%|=<>^&!~]*/y;
+const UNSUPPORTED_PAIRS = new Set(['/*', '..', ':=', '**', '~>', '?:', '??']);
+const END: Tok = { k: 'end' };
+const LITERAL: Tok = { k: 'lit' };
+const VARIABLE: Tok = { k: 'var' };
 const PLAIN_VAR = /^\$[A-Za-z0-9_]*$/;
 
 const UNSURE: unique symbol = Symbol('unsure');
@@ -77,7 +83,7 @@ const OTHER = 4;
 
 class Recogniser {
   private pos = 0;
-  private tok: Tok = { k: 'end' };
+  private tok: Tok = END;
 
   constructor(private readonly s: string) {}
 
@@ -201,16 +207,19 @@ class Recogniser {
     while (p < s.length && WHITESPACE.includes(s[p]!)) p++;
     if (p >= s.length) {
       this.pos = p;
-      this.tok = { k: 'end' };
+      this.tok = END;
       return;
     }
     const c = s[p]!;
-    const two = s.slice(p, p + 2);
-    if (two === '/*' || two === '..' || two === ':=' || two === '**' || two === '~>' || two === '?:' || two === '??') unsure();
-    if (two === '!=' || two === '>=' || two === '<=') {
-      this.pos = p + 2;
-      this.tok = { k: 'op', v: two };
-      return;
+    const d = s[p + 1];
+    if (d !== undefined) {
+      const two = c + d;
+      if (UNSUPPORTED_PAIRS.has(two)) unsure();
+      if (two === '!=' || two === '>=' || two === '<=') {
+        this.pos = p + 2;
+        this.tok = { k: 'op', v: two };
+        return;
+      }
     }
     if (NAME_STOP.has(c)) {
       if (LBP[c] === undefined) unsure(); // @ # ; | ^ ! ~
@@ -221,9 +230,10 @@ class Recogniser {
     if (c === '"' || c === "'") {
       const end = s.indexOf(c, p + 1);
       if (end < 0) unsure();
-      if (s.slice(p + 1, end).includes('\\')) unsure();
+      const backslash = s.indexOf('\\', p + 1);
+      if (backslash >= 0 && backslash < end) unsure();
       this.pos = end + 1;
-      this.tok = { k: 'lit' };
+      this.tok = LITERAL;
       return;
     }
     NUMBER.lastIndex = p;
@@ -231,17 +241,16 @@ class Recogniser {
     if (m) {
       if (!Number.isFinite(parseFloat(m[0]))) unsure();
       this.pos = p + m[0].length;
-      this.tok = { k: 'lit' };
+      this.tok = LITERAL;
       return;
     }
     if (c === '`') unsure();
-    let i = p;
-    while (i < s.length && !WHITESPACE.includes(s[i]!) && !NAME_STOP.has(s[i]!)) i++;
-    const word = s.slice(p, i);
-    this.pos = i;
+    WORD.lastIndex = p;
+    const word = WORD.exec(s)![0];
+    this.pos = p + word.length;
     if (c === '$') {
       if (!PLAIN_VAR.test(word)) unsure();
-      this.tok = { k: 'var' };
+      this.tok = VARIABLE;
       return;
     }
     if (!PLAIN_NAME.test(word)) unsure();
@@ -254,7 +263,7 @@ class Recogniser {
       case 'true':
       case 'false':
       case 'null':
-        this.tok = { k: 'lit' };
+        this.tok = LITERAL;
         return;
     }
     this.tok = { k: 'name', v: word };

@@ -74,10 +74,19 @@ class FastSource implements YamlSource {
   private locate(pointer: string): { node: FastNode; exact: boolean } {
     let node = this.root;
     if (pointer === '') return { node, exact: true };
-    for (const segment of parsePointer(pointer)) {
+    const segments = pointer.includes('~') ? parsePointer(pointer) : undefined;
+    // Without escapes, segments are read in place (no array per lookup).
+    for (let i = 0, start = 1; ; i++) {
+      const end = segments ? 0 : pointer.indexOf('/', start);
+      const segment = segments ? segments[i] : pointer.slice(start, end < 0 ? pointer.length : end);
+      if (segment === undefined) break;
       const child = node.t === MAP ? (node.c as Map<string, FastNode>).get(segment) : node.t === SEQ ? (node.c as FastNode[])[Number(segment)] : undefined;
       if (!child) return { node, exact: false };
       node = child;
+      if (!segments) {
+        if (end < 0) break;
+        start = end + 1;
+      }
     }
     return { node, exact: true };
   }
