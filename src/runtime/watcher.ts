@@ -12,8 +12,8 @@
  *   (inotify limits) or the folder itself was replaced (git-ops swapping a directory).
  * - A missing folder is never taken as "every file deleted": the scan waits for it to come back.
  */
-import { statSync, watch, type FSWatcher } from 'node:fs';
-import { resolve } from 'node:path';
+import { readdirSync, statSync, watch, type FSWatcher } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { listIntegrationFiles } from '../definition/load.js';
 import { fileSignature, type IntegrationRegistry } from './registry.js';
@@ -31,10 +31,19 @@ export interface ScanResult {
   removed: string[];
 }
 
+/**
+ * On Linux, Node's recursive `fs.watch` is JavaScript over one inotify watch per file: it stats
+ * every file when it starts and reports each one as new (a full scan right after start-up). A
+ * watch per folder sees the same changes — inotify reports the files of a watched folder — so
+ * there each folder is watched on its own; elsewhere the platform's recursive watch is one call.
+ */
+const WATCH_EACH_FOLDER = process.platform === 'linux';
+
 export class FolderWatcher {
   private readonly dir: string;
   private readonly seen = new Map<string, string>();
-  private fsWatcher?: FSWatcher;
+  /** Watches by folder: the root only (recursive), or the root and each folder below it. */
+  private readonly fsWatchers = new Map<string, FSWatcher>();
   private watchedIno?: number;
   private debounce?: NodeJS.Timeout;
   private rescan?: NodeJS.Timeout;
@@ -56,7 +65,7 @@ export class FolderWatcher {
     const every = this.opts.rescanMs ?? 2000;
     if (every > 0) {
       this.rescan = setInterval(() => {
-        this.watchDir();
+        if (!WATCH_EACH_FOLDER) this.watchDir(); // per folder, scan() renews the watches itself
         this.scan();
       }, every);
       this.rescan.unref();
@@ -68,14 +77,19 @@ export class FolderWatcher {
     this.registry.off('reloaded', this.onReloaded);
     clearTimeout(this.debounce);
     clearInterval(this.rescan);
-    this.fsWatcher?.close();
-    this.fsWatcher = undefined;
+    this.closeWatches();
+  }
+
+  private closeWatches(): void {
+    for (const w of this.fsWatchers.values()) w.close();
+    this.fsWatchers.clear();
   }
 
   /** Compares the folder with what was seen last and applies the differences (synchronously). */
   scan(): ScanResult {
     const result: ScanResult = { reloaded: [], removed: [] };
     if (this.closed) return result;
+    if (WATCH_EACH_FOLDER) this.watchDir(); // a folder created since the last scan gets its watch
     let files: string[];
     try {
       if (!statSync(this.dir).isDirectory()) throw new Error('not a directory');
@@ -155,7 +169,7 @@ export class FolderWatcher {
     this.debounce.unref();
   }
 
-  /** (Re)creates the fs watch when there is none or the folder was replaced. */
+  /** (Re)creates the fs watches when there are none, the folder was replaced, or (per folder) folders came or went. */
   private watchDir(): void {
     if (this.closed) return;
     let ino: number | undefined;
@@ -164,24 +178,52 @@ export class FolderWatcher {
     } catch {
       ino = undefined;
     }
-    if (this.fsWatcher && ino === this.watchedIno) return;
-    this.fsWatcher?.close();
-    this.fsWatcher = undefined;
+    if (ino !== this.watchedIno) this.closeWatches();
     if (ino === undefined) return;
-    try {
-      const w = watch(this.dir, { recursive: true, persistent: false }, () => this.schedule());
-      w.on('error', (err) => {
-        this.opts.logger?.warn({ dir: this.dir, err: err.message }, 'file watch failed; falling back to periodic rescans');
-        w.close();
-        if (this.fsWatcher === w) this.fsWatcher = undefined;
-      });
-      this.fsWatcher = w;
-      this.watchedIno = ino;
-      // The folder may have changed between the last scan and the new watch.
-      this.schedule();
-    } catch (err) {
-      this.opts.logger?.warn({ dir: this.dir, err: (err as Error).message }, 'cannot watch the integrations folder; falling back to periodic rescans');
+    if (!WATCH_EACH_FOLDER && this.fsWatchers.size > 0) return;
+    const folders = WATCH_EACH_FOLDER ? listFolders(this.dir) : [this.dir];
+    const wanted = new Set(folders);
+    for (const [folder, w] of this.fsWatchers) {
+      if (wanted.has(folder)) continue;
+      w.close();
+      this.fsWatchers.delete(folder);
     }
+    let added = false;
+    for (const folder of folders) {
+      if (this.fsWatchers.has(folder)) continue;
+      try {
+        const w = watch(folder, { recursive: !WATCH_EACH_FOLDER, persistent: false }, () => this.schedule());
+        w.on('error', (err) => {
+          this.opts.logger?.warn({ dir: folder, err: err.message }, 'file watch failed; falling back to periodic rescans');
+          w.close();
+          if (this.fsWatchers.get(folder) === w) this.fsWatchers.delete(folder);
+        });
+        this.fsWatchers.set(folder, w);
+        added = true;
+      } catch (err) {
+        if (folder === this.dir) this.opts.logger?.warn({ dir: this.dir, err: (err as Error).message }, 'cannot watch the integrations folder; falling back to periodic rescans');
+        // A folder below it that vanished meanwhile: the next scan sees that.
+      }
+    }
+    if (!this.fsWatchers.has(this.dir)) return;
+    this.watchedIno = ino;
+    // The folder may have changed between the last scan and the new watch.
+    if (added) this.schedule();
   }
+}
+
+/** The folder and every folder below it that listIntegrationFiles walks (not dot folders, not node_modules). */
+function listFolders(root: string): string[] {
+  const out = [root];
+  for (let i = 0; i < out.length; i++) {
+    let entries;
+    try {
+      entries = readdirSync(out[i]!, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    for (const e of entries) if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules') out.push(join(out[i]!, e.name));
+  }
+  return out;
 }
 
