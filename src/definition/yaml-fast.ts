@@ -60,8 +60,12 @@ const FLOAT_RE = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
 /** A plain scalar's value under the core schema, tested in the library's order of tags. */
 export function plainScalarValue(s: string): unknown {
   const c = s.charCodeAt(0);
-  // Letters other than n/N/t/T/f/F start only strings: the common case, no regular expression.
-  if (((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) && c !== 110 && c !== 78 && c !== 116 && c !== 84 && c !== 102 && c !== 70) return s;
+  // A letter starts only strings, or null/true/false written in 4 or 5 letters: the common case,
+  // no regular expression.
+  if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) {
+    if (s.length !== 4 && s.length !== 5) return s;
+    if (c !== 110 && c !== 78 && c !== 116 && c !== 84 && c !== 102 && c !== 70) return s;
+  }
   if (NULL_RE.test(s)) return null;
   if (BOOL_RE.test(s)) return c === 116 || c === 84;
   if (OCT_RE.test(s)) return parseInt(s.substring(2), 8);
