@@ -1,6 +1,7 @@
 /**
  * Turns values as written in YAML into templates: `{% … %}` strings become compiled JSONata
- * expressions (once, at load), `{env: NAME, default}` becomes an env lookup for run time, objects
+ * expressions (once per source text; checked at load, compiled at load or, when expression-check.ts
+ * is sure they compile, when they first run), `{env: NAME, default}` becomes an env lookup for run time, objects
  * and arrays recurse. A syntax error is reported at the expression's line and column.
  */
 import jsonata, { type Expression } from 'jsonata';
