@@ -69,6 +69,14 @@ describe('WriteQueue (writer thread)', () => {
     expect(commits).toEqual([['a'], ['b']]);
   });
 
+  it('refuses every waiting and later write when the thread dies (never a write left hanging)', async () => {
+    const worker = (q as unknown as { worker: import('node:worker_threads').Worker }).worker;
+    const waiting = q.run('w', insert(1));
+    await worker.terminate();
+    await expect(waiting).rejects.toThrow(/writer thread exited/);
+    await expect(q.run('w', insert(2))).rejects.toThrow(/writer thread exited/);
+  });
+
   it('refuses writes after close, having written what was queued', async () => {
     const queued = q.run('w', insert(7));
     await q.close();
