@@ -1,11 +1,12 @@
 /**
  * A fast path for the YAML that integration files are usually written in: block mappings and
- * sequences, single-line plain and quoted scalars, single-line flow collections, comments. It
+ * sequences, single-line plain and quoted scalars, single-line flow collections, comments, and
+ * plain block scalars as mapping values (multi-line expressions). It
  * builds the same JSON value the `yaml` library gives (core schema, YAML 1.2) and records where
  * each node starts, as the library's `range[0]` would, at a fraction of the cost.
  *
  * It accepts only what it understands completely and what the library reads without an error;
- * for anything else — anchors, aliases, tags, merge keys, block scalars, multi-line scalars or
+ * for anything else — anchors, aliases, tags, merge keys, most block scalars, multi-line scalars or
  * flow collections, tabs, CR, control or unusual characters, document markers, duplicate keys,
  * keys that are not strings — it returns `undefined` and the caller parses the file with the
  * library, so the value and every reported position stay what the library gives.
@@ -19,6 +20,8 @@ export interface FastNode {
   k: number;
   q: boolean;
   c?: Map<string, FastNode> | FastNode[];
+  /** A block scalar: written over several lines. */
+  ml?: true;
 }
 
 export const SCALAR = 0;
@@ -246,6 +249,8 @@ class FastParser {
           value = null;
           child = { t: SCALAR, o: nullAt, k: -1, q: false };
         }
+      } else if (c === 0x7c || c === 0x3e) {
+        [value, child] = this.blockScalar(p, indent);
       } else {
         [value, child] = this.inline(p);
         this.endLine(this.valueEnd);
@@ -295,6 +300,49 @@ class FastParser {
     if (this.isSeqItem(p)) return this.blockSeq(indent, p);
     if (!this.startsKey(p)) fail();
     return this.blockMap(indent, p);
+  }
+
+  /**
+   * A block scalar (`|`, `|-`, `>`, `>-`) as a mapping value at `p`, in a mapping at column
+   * `indent`: its header alone on its line, then lines at one indentation deeper than the mapping
+   * (a literal block may indent further), no blank or whitespace-only lines, each ending with a
+   * line break, and a content line after it that belongs to the mapping or to a block around it.
+   * `+`, indentation indicators, comments on the header, blank lines and a folded block's
+   * more-indented lines are left to the library.
+   */
+  private blockScalar(p: number, indent: number): [string, FastNode] {
+    const t = this.t;
+    const folded = t.charCodeAt(p) === 0x3e;
+    let q = p + 1;
+    const strip = t.charCodeAt(q) === 0x2d;
+    if (strip) q++;
+    if (t.charCodeAt(q) !== LF) fail();
+    const lines: string[] = [];
+    let contentIndent = -1;
+    let at = q + 1;
+    for (;;) {
+      if (at >= this.n) break;
+      let i = at;
+      while (t.charCodeAt(i) === SP) i++;
+      const lineIndent = i - at;
+      if (i >= this.n || t.charCodeAt(i) === LF) fail(); // blank or whitespace-only line
+      if (contentIndent < 0) {
+        if (lineIndent <= indent) fail(); // empty block
+        contentIndent = lineIndent;
+      } else if (lineIndent < contentIndent) break;
+      const end = t.indexOf('\n', i);
+      if (end < 0) fail(); // the last line ends the file without a line break
+      const line = t.slice(at + contentIndent, end);
+      if (folded && line.charCodeAt(0) === SP) fail(); // more-indented line in a folded block
+      lines.push(line);
+      at = end + 1;
+    }
+    if (contentIndent < 0) fail();
+    this.nextContent(at);
+    // What follows must be content of an enclosing block (a comment line there is left to the library).
+    if (this.line >= 0 && this.line !== at) fail();
+    const value = lines.join(folded ? ' ' : '\n') + (strip ? '' : '\n');
+    return [value, { t: SCALAR, o: p, k: -1, q: false, ml: true }];
   }
 
   /** Set by key(), inline(), flow parts: the offset just past what they read. */

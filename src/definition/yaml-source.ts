@@ -67,7 +67,7 @@ class FastSource implements YamlSource {
   scalarAt(pointer: string): ReturnType<YamlSource['scalarAt']> {
     const { node, exact } = this.locate(pointer);
     if (!exact || node.t !== SCALAR) return undefined;
-    return { offset: node.o, quoted: node.q, singleLine: true };
+    return { offset: node.o, quoted: node.q, singleLine: !node.ml };
   }
 
   /** The node at `pointer` (exact), or the deepest one reached. */

@@ -2,7 +2,7 @@
  * The fast YAML path (src/definition/yaml-fast.ts) against the `yaml` library's: for every file it
  * accepts, the value, and the position of every node, key and missing member, must be the ones the
  * library gives; a file the library reports errors in must never be accepted. Run on the fixtures,
- * the YAML examples in docs/, the benchmark's generated files, hand-written edge cases and
+ * the shipped examples, the YAML examples in docs/, the benchmark's generated files, hand-written edge cases and
  * thousands of mutations of all of them.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -27,6 +27,7 @@ function files(dir: string, ext: RegExp): string[] {
 
 const corpus: string[] = [
   ...files(join(root, 'test'), /\.ya?ml$/).map((f) => readFileSync(f, 'utf8')),
+  ...files(join(root, 'integrations'), /\.ya?ml$/).map((f) => readFileSync(f, 'utf8')),
   ...files(join(root, 'docs'), /\.md$/).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/```ya?ml\n([\s\S]*?)```/g)].map((m) => m[1]!)),
   ...[0, 1, 9, 42].map(generatedYaml),
 ];
@@ -155,6 +156,27 @@ const edges = [
   `${'k'.repeat(1100)}: 1\n`,
   `a: {${'k'.repeat(1100)}: 1}\n`,
   'a: [1, 2]\nb:\n  - {c: [3, {d: 4}]}\n  - "e"\n',
+  'a: |\n  x\n    y \n  # not a comment\nb: 1\n',
+  'a: |-\n  x\n  y\nb: 1\n',
+  'a: >\n  x\n  y\nb: 1\n',
+  'a: >-\n  {% $x\n    + 1 %}\nb: 1\n',
+  'a: >-\n  x\n   y\nb: 1\n',
+  'a: |+\n  x\n\nb: 1\n',
+  'a: |2\n   x\nb: 1\n',
+  'a: | # c\n  x\nb: 1\n',
+  'a: |\n  x\n\n  y\nb: 1\n',
+  'a: |\n  x\n  \nb: 1\n',
+  'a: |\n  x\n\nb: 1\n',
+  'a: |\n  x\n# c\nb: 1\n',
+  'a: |\n  x\n # c\nb: 1\n',
+  'a: |\n    x\n  y\nb: 1\n',
+  'a: |\nb: 1\n',
+  'a: |\n  x',
+  'a: |\n  x\n',
+  'a:\n  b: |\n    x\n  c: 1\nd: 2\n',
+  'a:\n  - b: |-\n      x\n      y\n    c: 1\n',
+  'a:\n  - |\n    x\n',
+  'a: |-\n  x\n  ---\n  ...\nb: 1\n',
 ];
 
 /** Every pointer in a value, plus members that do not exist below each. */
