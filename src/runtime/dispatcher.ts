@@ -442,6 +442,10 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
         });
       }
       if (this.abandoned) return false;
+      // The live entry holds the engine's record object, which now says how the run ended; until
+      // that is saved (and 'finished' emitted), readers see it still running, as the store has it.
+      const entry = this.live.get(job.id);
+      if (entry) entry.record = { ...record, status: 'running', finishedAt: undefined, durationMs: undefined };
       record = await this.saveFinal(record, log);
       log?.info({ status: record.status, attempt: record.attempt, durationMs: record.durationMs }, `execution ${record.status}`);
       this.emit('finished', record);
