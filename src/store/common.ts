@@ -37,6 +37,18 @@ export function iso(value: string | Date | undefined | null): string | undefined
   return d.toISOString();
 }
 
+/** What `Date.prototype.toISOString` writes (years 0–9999). */
+const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * `iso` for the timestamps of records saved and read: they were written by `toISOString`, so a
+ * string in that exact form is kept as it is instead of being parsed and formatted again (three
+ * times per record). Anything else (a PostgreSQL Date, another form) goes through `iso`.
+ */
+function recordIso(value: string | Date | undefined | null): string | undefined {
+  return typeof value === 'string' && CANONICAL_ISO.test(value) ? value : iso(value);
+}
+
 export function clampLimit(limit: number | undefined, def = DEFAULT_LIST_LIMIT, max = MAX_LIST_LIMIT): number {
   if (limit === undefined || !Number.isFinite(limit)) return def;
   return Math.max(1, Math.min(max, Math.floor(limit)));
@@ -53,7 +65,7 @@ export function queuedRecord(e: NewExecution, now: string): ExecutionRecord {
     trigger: e.trigger ?? null,
     steps: [],
     log: [],
-    queuedAt: iso(e.queuedAt) ?? now,
+    queuedAt: recordIso(e.queuedAt) ?? now,
   };
 }
 
@@ -109,9 +121,9 @@ export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumn
     attempt: record.attempt ?? 1,
     trigger: triggerJson(record.trigger),
     record: recordJson(record),
-    queuedAt: iso(record.queuedAt) ?? now,
-    startedAt: iso(record.startedAt) ?? null,
-    finishedAt: iso(record.finishedAt) ?? null,
+    queuedAt: recordIso(record.queuedAt) ?? now,
+    startedAt: recordIso(record.startedAt) ?? null,
+    finishedAt: recordIso(record.finishedAt) ?? null,
     durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
     error: record.error?.message ?? null,
   };
@@ -126,8 +138,8 @@ export function stateColumnsOf(record: ExecutionRecord): StateColumns {
     status: record.status,
     attempt: record.attempt ?? 1,
     record: recordJson(record),
-    startedAt: iso(record.startedAt) ?? null,
-    finishedAt: iso(record.finishedAt) ?? null,
+    startedAt: recordIso(record.startedAt) ?? null,
+    finishedAt: recordIso(record.finishedAt) ?? null,
     durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
     error: record.error?.message ?? null,
   };
@@ -164,9 +176,9 @@ export function recordFromRow(row: {
     steps: body.steps ?? [],
     log: body.log ?? [],
   };
-  const q = iso(row.queued_at);
-  const s = iso(row.started_at);
-  const f = iso(row.finished_at);
+  const q = recordIso(row.queued_at);
+  const s = recordIso(row.started_at);
+  const f = recordIso(row.finished_at);
   if (q) record.queuedAt = q;
   if (s) record.startedAt = s;
   if (f) record.finishedAt = f;
@@ -192,9 +204,9 @@ export function summaryFromRow(row: {
     test: !!row.test,
     attempt: Number(row.attempt),
   };
-  const q = iso(row.queued_at);
-  const st = iso(row.started_at);
-  const f = iso(row.finished_at);
+  const q = recordIso(row.queued_at);
+  const st = recordIso(row.started_at);
+  const f = recordIso(row.finished_at);
   if (q) s.queuedAt = q;
   if (st) s.startedAt = st;
   if (f) s.finishedAt = f;
