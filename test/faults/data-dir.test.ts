@@ -85,7 +85,7 @@ describe('the disk fills up while serving', () => {
   it('refuses new webhooks with a clear error, keeps everything it accepted, stays intact', async () => {
     const s = await startTestServer({ dir: join(dirname(fixtures), 'fuzz'), env: { FUZZ_SIGNING_SECRET: 'x' } });
     try {
-      const store = s.runtime.store as SqliteStore;
+      const db = (s.runtime.store as SqliteStore).db;
       const url = s.urls('echo').live;
       const post = (n: number) =>
         fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n, pad: 'p'.repeat(32 * 1024) }) }).then(async (r) => ({
@@ -94,8 +94,8 @@ describe('the disk fills up while serving', () => {
           body: (await r.json()) as { executionId?: string; error?: string },
         }));
       expect((await post(0)).status).toBe(200);
-      const pages = (await store.writerPragma('page_count')) as number;
-      await store.writerPragma(`max_page_count = ${pages + 40}`);
+      const pages = db.pragma('page_count', { simple: true }) as number;
+      db.pragma(`max_page_count = ${pages + 40}`);
 
       const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => post(i + 1)));
       const accepted = answers.filter((a) => a.status === 200).map((a) => a.body.executionId!);
@@ -110,9 +110,9 @@ describe('the disk fills up while serving', () => {
       expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
 
       // Space again: every accepted execution is there, the database is intact, intake works.
-      await store.writerPragma('max_page_count = 1073741823');
+      db.pragma('max_page_count = 1073741823');
       for (const id of accepted) expect((await s.api('GET', `/executions/${id}`)).status).toBe(200);
-      expect(store.db.pragma('integrity_check', { simple: true })).toBe('ok');
+      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
       expect((await post(999)).status).toBe(200);
     } finally {
       await s.stop();

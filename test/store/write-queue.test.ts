@@ -1,7 +1,7 @@
 /**
- * The SQLite write queue: writes of the same moment are one transaction on the writer thread;
- * a write that fails by itself fails alone, a batch that fails as a whole writes nothing; the
- * writes queued while a batch is in flight go out together as the next one.
+ * The SQLite write queue answers a write only after the COMMIT that holds it AND the WAL sync
+ * after it (synchronous=NORMAL + our own fdatasync): here the sync is held open by the test to
+ * see that nobody is answered early, and that one sync serves every commit made while it ran.
  */
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -12,76 +12,80 @@ import { WriteQueue } from '../../src/store/sqlite/write-queue.js';
 
 let dir: string;
 let db: Database.Database;
-let q: WriteQueue;
-const commits: string[][] = [];
-beforeEach(async () => {
+beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'hcm-wq-'));
   db = new Database(join(dir, 'q.db'));
   db.pragma('journal_mode = WAL');
   db.exec('CREATE TABLE t (v INTEGER UNIQUE)');
-  commits.length = 0;
-  q = await WriteQueue.start(join(dir, 'q.db'), { committed: (kinds) => commits.push([...kinds]), mapError: (e) => e as Error }, { busyTimeoutMs: 1000 });
 });
-afterEach(async () => {
-  await q.close();
+afterEach(() => {
   db.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-const insert = (v: number) => [{ sql: 'INSERT INTO t VALUES (?)', params: [v] }];
-const count = () => (db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n;
+const tick = () => new Promise((r) => setTimeout(r, 5));
 
-describe('WriteQueue (writer thread)', () => {
-  it('commits the writes of one moment together and answers each with its results', async () => {
-    const results = await Promise.all([1, 2, 3].map((v) => q.run('w', insert(v))));
-    expect(results.map((r) => r[0]!.changes)).toEqual([1, 1, 1]);
-    expect(commits).toEqual([['w']]);
-    expect(count()).toBe(3);
-    const [read] = await q.run('r', [{ sql: 'UPDATE t SET v = v + 10 WHERE v > ? RETURNING v', params: [1] }]);
-    expect(read!.rows.map((r) => r.v).sort()).toEqual([12, 13]);
+/** A queue whose syncs wait until the test releases them. */
+function queueWithHeldSyncs() {
+  const syncs: Array<(err: Error | null) => void> = [];
+  const q = new WriteQueue(db, { committed: () => {}, mapError: (e) => e as Error, sync: (done) => syncs.push(done) });
+  return { q, syncs };
+}
+
+describe('WriteQueue with a WAL sync', () => {
+  it('answers a write only when the sync after its commit completes', async () => {
+    const { q, syncs } = queueWithHeldSyncs();
+    let answered = false;
+    const write = q.run('w', () => db.prepare('INSERT INTO t VALUES (1)').run()).then(() => (answered = true));
+    await tick();
+    expect(db.prepare('SELECT COUNT(*) AS n FROM t').get()).toEqual({ n: 1 }); // committed …
+    expect(syncs).toHaveLength(1);
+    expect(answered).toBe(false); // … but not acknowledged before the sync
+    syncs[0](null);
+    await write;
+    expect(answered).toBe(true);
   });
 
-  it('fails a write that fails by itself alone, keeping the rest of its batch', async () => {
-    const [ok, dup, ok2] = await Promise.allSettled([q.run('w', insert(1)), q.run('w', insert(1)), q.run('w', insert(2))]);
-    expect(ok.status).toBe('fulfilled');
-    expect(dup.status === 'rejected' && String(dup.reason.message)).toMatch(/UNIQUE/);
-    expect((dup as PromiseRejectedResult).reason.code).toBe('SQLITE_CONSTRAINT_UNIQUE');
-    expect(ok2.status).toBe('fulfilled');
-    expect(count()).toBe(2);
+  it('shares one sync among the commits made while another sync runs', async () => {
+    const { q, syncs } = queueWithHeldSyncs();
+    const first = q.run('w', () => db.prepare('INSERT INTO t VALUES (1)').run());
+    await tick();
+    const later = [2, 3, 4].map((v) => q.run('w', () => db.prepare('INSERT INTO t VALUES (?)').run(v)));
+    await tick();
+    q.flush();
+    const more = q.run('w', () => db.prepare('INSERT INTO t VALUES (5)').run());
+    await tick();
+    expect(syncs).toHaveLength(1); // the second sync waits for the first
+    syncs[0](null);
+    await first;
+    await tick();
+    expect(syncs).toHaveLength(2); // one sync for the two batches committed meanwhile
+    syncs[1](null);
+    await Promise.all([...later, more]);
   });
 
-  it('writes nothing of a batch that fails as a whole (the disk is full)', async () => {
-    await q.run('w', insert(0));
-    const pages = (await q.pragma('page_count')) as number;
-    await q.pragma(`max_page_count = ${pages}`);
-    const big = 'x'.repeat(256 * 1024);
-    const settled = await Promise.allSettled([1, 2, 3].map((v) => q.run('w', [{ sql: 'INSERT INTO t VALUES (?)', params: [v] }, { sql: 'SELECT ? AS pad', params: [big] }, { sql: "CREATE TABLE IF NOT EXISTS pad (x)" }, { sql: 'INSERT INTO pad VALUES (?)', params: [big] }])));
-    expect(settled.every((s) => s.status === 'rejected')).toBe(true);
-    expect((settled[0] as PromiseRejectedResult).reason.code).toBe('SQLITE_FULL');
-    expect(count()).toBe(1);
+  it('rejects the writes of a failed sync, and a write that fails alone without any sync outcome', async () => {
+    const { q, syncs } = queueWithHeldSyncs();
+    const ok = q.run('w', () => db.prepare('INSERT INTO t VALUES (1)').run());
+    const dup = q.run('w', () => db.prepare('INSERT INTO t VALUES (1)').run());
+    await tick();
+    syncs[0](new Error('EIO: fsync failed'));
+    await expect(ok).rejects.toThrow(/EIO/);
+    await expect(dup).rejects.toThrow(/UNIQUE/);
   });
 
-  it('sends what is queued during a batch in flight as the next batch', async () => {
-    const first = q.run('a', insert(1));
-    await new Promise((r) => setImmediate(r)); // the first batch has left
-    const later = [2, 3, 4].map((v) => q.run('b', insert(v)));
-    await Promise.all([first, ...later]);
-    expect(commits).toEqual([['a'], ['b']]);
-  });
-
-  it('refuses every waiting and later write when the thread dies (never a write left hanging)', async () => {
-    const worker = (q as unknown as { worker: import('node:worker_threads').Worker }).worker;
-    const waiting = q.run('w', insert(1));
-    await worker.terminate();
-    await expect(waiting).rejects.toThrow(/writer thread exited/);
-    await expect(q.run('w', insert(2))).rejects.toThrow(/writer thread exited/);
-  });
-
-  it('refuses writes after close, having written what was queued', async () => {
-    const queued = q.run('w', insert(7));
-    await q.close();
-    await queued;
-    expect(count()).toBe(1);
-    await expect(q.run('w', insert(8))).rejects.toThrow(/closed/);
+  it('drained() waits for the sync of everything committed', async () => {
+    const { q, syncs } = queueWithHeldSyncs();
+    void q.run('w', () => db.prepare('INSERT INTO t VALUES (1)').run());
+    q.flush();
+    let drained = false;
+    const d = q.drained().then(() => (drained = true));
+    await tick();
+    expect(drained).toBe(false);
+    syncs[0](null);
+    await tick();
+    if (syncs[1]) syncs[1](null);
+    await d;
+    expect(drained).toBe(true);
   });
 });

@@ -3,17 +3,21 @@
  * single process. Its behaviour and statements are the shared SQL store's (../sql/); this file is
  * the SQLite dialect: the file, its pragmas, group commit, in-process locks.
  *
- * Two connections: the event loop's reads committed state; every write goes to a writer thread
- * with its own connection (write-queue.ts, writer-thread.cjs), group-committed. better-sqlite3 is
- * synchronous, so statements, COMMITs and checkpoints run there instead of stopping the server.
+ * Durability: WAL. In WAL mode, `synchronous=NORMAL` alone only fsyncs at checkpoints, so a power
+ * loss could drop the last commits — which would break "an accepted webhook is never lost". FULL
+ * would fsync the WAL inside every COMMIT, on the event loop, stopping every request of the
+ * process for the length of each fsync. So the database runs with NORMAL and the write queue
+ * fsyncs the WAL file itself (`fdatasync` on libuv's thread pool) after each group commit,
+ * answering its callers only when that completes (write-queue.ts): the same promise as FULL —
+ * nothing is acknowledged before it is on disk — with the event loop free during the sync, and
+ * one sync shared by every write queued meanwhile. Checkpoints (copying the WAL into the database
+ * file, with two more fsyncs) run on a worker thread for the same reason (checkpointer.ts).
  *
- * Durability: WAL with `synchronous=FULL` on the writer's connection. In WAL mode, NORMAL only
- * fsyncs at checkpoints, so a power loss could drop the last commits — which would break "an
- * accepted webhook is never lost". FULL fsyncs the WAL on every commit; group commit amortises
- * that fsync over every write queued meanwhile, and a write is answered only after its COMMIT.
+ * All writes go through the write queue (one transaction per tick, in call order); reads run
+ * directly against the committed state.
  */
 import Database from 'better-sqlite3';
-import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
+import { accessSync, closeSync, constants, fdatasync, fdatasyncSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ExecutionRecord } from '../../engine/record.js';
 import { columnsOf, KeyedMutex, parseJsonText, queuedRecord, stateColumnsOf } from '../common.js';
@@ -24,7 +28,8 @@ import { loadTokenKey, TokenCipher } from '../token-crypto.js';
 import type { NewExecution, SaveOptions } from '../types.js';
 import { openError, readError, writeError } from './errors.js';
 import { migrate } from './migrations.js';
-import { WriteQueue, type WriteStep } from './write-queue.js';
+import { Checkpointer } from './checkpointer.js';
+import { WriteQueue } from './write-queue.js';
 
 export const SQLITE_FILE = 'hcm-runner.db';
 
@@ -33,8 +38,10 @@ export interface SqliteStoreOptions {
   tokenKey?: Buffer;
   /** busy_timeout in ms (default 5000). */
   busyTimeoutMs?: number;
-  /** Writes per group commit at most (default 500). */
+  /** Writes per group commit before flushing without waiting for the tick (default 500). */
   maxBatch?: number;
+  /** Between two background WAL checkpoints (default 100 ms). */
+  checkpointIntervalMs?: number;
 }
 
 /** better-sqlite3 binds no booleans. */
@@ -69,21 +76,28 @@ class SqliteDialect implements SqlDialect {
     }
   }
 
-  /** Lock steps are dropped (one process owns the file, and writes run one at a time). */
+  /** Runs steps inside the current transaction (synchronously: group commit needs that). */
+  runSync(steps: Step[]): StepResult[] {
+    const out: StepResult[] = [];
+    for (const step of steps) {
+      if ('lock' in step) continue; // one process owns the file, and writes run one at a time
+      const stmt = this.prepare(step.sql);
+      const params = (step.params ?? []).map(param);
+      if (stmt.reader) {
+        const rows = stmt.all(...params) as Array<Record<string, unknown>>;
+        out.push({ rows, changes: rows.length });
+      } else out.push({ rows: [], changes: stmt.run(...params).changes });
+    }
+    return out;
+  }
+
   write(kind: string, steps: Step[]): Promise<StepResult[]> {
-    return this.queue.run(kind, writeSteps(steps));
+    return this.queue.run(kind, () => this.runSync(steps));
   }
 
   json(value: unknown): unknown {
     return parseJsonText(value);
   }
-}
-
-/** The steps as the writer thread takes them: no lock steps, booleans as numbers. */
-function writeSteps(steps: Step[]): WriteStep[] {
-  const out: WriteStep[] = [];
-  for (const step of steps) if (!('lock' in step)) out.push({ sql: step.sql, params: (step.params ?? []).map(param) });
-  return out;
 }
 
 export class SqliteStore extends SqlStore {
@@ -92,16 +106,35 @@ export class SqliteStore extends SqlStore {
   private readonly sqlite: SqliteDialect;
   /** One process owns the file, so a lock within the process is cluster-wide. */
   private readonly locks = new KeyedMutex();
+  /** Copies the WAL into the database file off the event loop. */
+  readonly checkpointer: Checkpointer;
 
   private constructor(
     readonly dataDir: string,
-    /** The event loop's connection (reads); exposed for tests and diagnostics only. */
+    /** The connection; exposed for tests and diagnostics only. */
     readonly db: Database.Database,
-    queue: WriteQueue,
+    /** The WAL file, open for `fdatasync` after each group commit. */
+    private readonly walFd: number,
     tokenKey: Buffer | undefined,
+    opts: SqliteStoreOptions,
   ) {
     let cipher: Promise<TokenCipher> | undefined;
     const tokenMutex = new KeyedMutex();
+    const queue = new WriteQueue(
+      db,
+      {
+        committed: (kinds) => {
+          this.stats.commits++;
+          if (kinds.has('enqueue')) this.stats.enqueueCommits++;
+        },
+        mapError: (err) => writeError(dataDir, err),
+        sync: (done) => {
+          this.stats.walSyncs++;
+          fdatasync(walFd, done);
+        },
+      },
+      opts.maxBatch,
+    );
     const dialect = new SqliteDialect(db, dataDir, queue);
     super(
       dialect,
@@ -110,15 +143,14 @@ export class SqliteStore extends SqlStore {
     );
     this.sqlite = dialect;
     this.file = join(dataDir, SQLITE_FILE);
+    this.checkpointer = new Checkpointer(this.file, { intervalMs: opts.checkpointIntervalMs });
   }
 
   /** Opens (creating if needed) the store in `dataDir`, applying pending migrations. */
   static async open(dataDir: string, opts: SqliteStoreOptions = {}): Promise<SqliteStore> {
     const dir = resolve(dataDir);
-    const busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000));
     let db: Database.Database | undefined;
-    let queue: WriteQueue | undefined;
-    let store: SqliteStore | undefined;
+    let walFd: number | undefined;
     try {
       mkdirSync(dir, { recursive: true });
       if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
@@ -126,23 +158,18 @@ export class SqliteStore extends SqlStore {
       db = new Database(join(dir, SQLITE_FILE));
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (String(mode).toLowerCase() !== 'wal') throw Object.assign(new Error(`journal_mode is ${mode}, not wal`), { code: 'SQLITE_READONLY' });
-      db.pragma('synchronous = FULL');
-      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      // NORMAL: commits do not fsync; the write queue syncs the WAL before answering (see above).
+      db.pragma('synchronous = NORMAL');
+      // Checkpoints run on a worker thread (checkpointer.ts), never inside a COMMIT here.
+      db.pragma('wal_autocheckpoint = 0');
+      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
       db.pragma('foreign_keys = ON');
       migrate(db);
-      queue = await WriteQueue.start(
-        join(dir, SQLITE_FILE),
-        {
-          committed: (kinds) => {
-            if (!store) return;
-            store.stats.commits++;
-            if (kinds.has('enqueue')) store.stats.enqueueCommits++;
-          },
-          mapError: (err) => writeError(dir, err),
-        },
-        { busyTimeoutMs, maxBatch: opts.maxBatch },
-      );
+      // The WAL exists while a connection is open (SQLite deletes it when the last one closes).
+      walFd = openSync(join(dir, SQLITE_FILE) + '-wal', 'r+');
+      fdatasyncSync(walFd); // what the migrations wrote
     } catch (err) {
+      if (walFd !== undefined) closeSync(walFd);
       try {
         db?.close();
       } catch {
@@ -150,12 +177,7 @@ export class SqliteStore extends SqlStore {
       }
       throw openError(dir, err);
     }
-    return (store = new SqliteStore(dir, db, queue, opts.tokenKey));
-  }
-
-  /** Runs a pragma on the writer thread's connection (tests: e.g. `max_page_count` for a full disk). */
-  writerPragma(pragma: string): Promise<unknown> {
-    return this.sqlite.queue.pragma(pragma);
+    return new SqliteStore(dir, db, walFd, opts.tokenKey, opts);
   }
 
   /** One process owns the file: the queue is an in-memory work list over these rows. */
@@ -165,67 +187,73 @@ export class SqliteStore extends SqlStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
+    this.sqlite.queue.close();
     this.closed = true;
-    await this.sqlite.queue.close(); // writes what was queued, then the thread's connection closes
-    this.db.close(); // the last connection: checkpoints and removes the WAL
+    await this.sqlite.queue.drained();
+    await this.checkpointer.stop();
+    this.db.close();
+    closeSync(this.walFd);
   }
 
-  private run(kind: string, steps: WriteStep[]): Promise<StepResult[]> {
+  private run<T>(kind: string, fn: () => T): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
-    return this.sqlite.queue.run(kind, steps);
+    return this.sqlite.queue.run(kind, fn);
   }
 
   // Group-committed hot paths ----------------------------------------------------------------------
 
-  private insertSteps(executions: NewExecution[]): WriteStep[] {
+  private insertExecutions(executions: NewExecution[]): void {
     const now = new Date().toISOString();
-    return executions.map((e) => {
-      const c = columnsOf(queuedRecord(e, now), now);
-      return {
-        sql: `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at)
+    const stmt = this.sqlite.prepare(
+      `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at)
        VALUES (@id, @integration, 'queued', @test, @attempt, @trigger, @record, @queuedAt)`,
-        params: [{ id: c.id, integration: c.integration, test: c.test ? 1 : 0, attempt: c.attempt, trigger: c.trigger, record: c.record, queuedAt: c.queuedAt }],
-      };
-    });
-  }
-
-  async enqueue(executions: NewExecution[]): Promise<void> {
-    if (executions.length === 0) return;
-    this.stats.enqueueCalls++;
-    await this.run('enqueue', this.insertSteps(executions));
-  }
-
-  async saveExecution(record: ExecutionRecord, opts: SaveOptions = {}): Promise<void> {
-    if (opts.stored) {
-      // The row exists: what a run changes, without the trigger (and queued_at) again.
-      const [updated] = await this.run('saveExecution', [
-        {
-          sql: `UPDATE executions SET status = @status, attempt = @attempt, record = @record, started_at = @startedAt,
-               finished_at = @finishedAt, duration_ms = @durationMs, error = @error WHERE id = @id`,
-          params: [stateColumnsOf(record)],
-        },
-      ]);
-      if (updated!.changes) return;
+    );
+    for (const e of executions) {
+      const c = columnsOf(queuedRecord(e, now), now);
+      stmt.run({ id: c.id, integration: c.integration, test: c.test ? 1 : 0, attempt: c.attempt, trigger: c.trigger, record: c.record, queuedAt: c.queuedAt });
     }
-    const c = columnsOf(record, new Date().toISOString());
-    await this.run('saveExecution', [
-      {
-        sql: `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error)
+  }
+
+  enqueue(executions: NewExecution[]): Promise<void> {
+    if (executions.length === 0) return Promise.resolve();
+    this.stats.enqueueCalls++;
+    return this.run('enqueue', () => this.insertExecutions(executions));
+  }
+
+  saveExecution(record: ExecutionRecord, opts: SaveOptions = {}): Promise<void> {
+    return this.run('saveExecution', () => {
+      if (opts.stored) {
+        // The row exists: what a run changes, without the trigger (and queued_at) again.
+        const changed = this.sqlite
+          .prepare(
+            `UPDATE executions SET status = @status, attempt = @attempt, record = @record, started_at = @startedAt,
+               finished_at = @finishedAt, duration_ms = @durationMs, error = @error WHERE id = @id`,
+          )
+          .run(stateColumnsOf(record)).changes;
+        if (changed) return;
+      }
+      const c = columnsOf(record, new Date().toISOString());
+      this.sqlite
+        .prepare(
+          `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error)
            VALUES (@id, @integration, @status, @test, @attempt, @trigger, @record, @queuedAt, @startedAt, @finishedAt, @durationMs, @error)
            ON CONFLICT (id) DO UPDATE SET integration = excluded.integration, status = excluded.status, test = excluded.test,
              attempt = excluded.attempt, record = excluded.record,
              queued_at = CASE WHEN @queuedAtGiven THEN excluded.queued_at ELSE executions.queued_at END,
              started_at = excluded.started_at, finished_at = excluded.finished_at,
              duration_ms = excluded.duration_ms, error = excluded.error`,
-        params: [{ ...c, test: c.test ? 1 : 0, queuedAtGiven: record.queuedAt ? 1 : 0 }],
-      },
-    ]);
+        )
+        .run({ ...c, test: c.test ? 1 : 0, queuedAtGiven: record.queuedAt ? 1 : 0 });
+    });
   }
 
   /** Seen keys and new executions in one transaction. */
-  async commitPoll(integration: string, keys: string[], maxSeen: number, executions: NewExecution[]): Promise<void> {
-    const seen = writeSteps(this.seenSteps(integration, keys, maxSeen));
-    await this.run(executions.length ? 'enqueue' : 'poll', executions.length ? [...seen, ...this.insertSteps(executions)] : seen);
+  commitPoll(integration: string, keys: string[], maxSeen: number, executions: NewExecution[]): Promise<void> {
+    const seen = this.seenSteps(integration, keys, maxSeen);
+    return this.run(executions.length ? 'enqueue' : 'poll', () => {
+      this.sqlite.runSync(seen);
+      if (executions.length) this.insertExecutions(executions);
+    });
   }
 
   lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
