@@ -19,12 +19,10 @@ export interface StoreStats {
   enqueueCommits: number;
   /** All write transactions committed. */
   commits: number;
-  /** SQLite: fsyncs of the WAL made by the write queue (each covers every commit before it). */
-  walSyncs: number;
 }
 
 export function newStats(): StoreStats {
-  return { enqueueCalls: 0, enqueueCommits: 0, commits: 0, walSyncs: 0 };
+  return { enqueueCalls: 0, enqueueCommits: 0, commits: 0 };
 }
 
 /** A webhook token: 32 random bytes, base64url (256 bits). */

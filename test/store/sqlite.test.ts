@@ -1,15 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { randomUUID } from 'node:crypto';
-import type { NewExecution } from '../../src/store/types.js';
 import { describeStoreContract, type TestStore } from './store-contract.js';
-
-const newExecution = (integration: string): NewExecution => ({ id: randomUUID(), integration, trigger: { body: {} }, test: false });
 
 const root = mkdtempSync(join(tmpdir(), 'hcm-store-sqlite-'));
 const dir = join(root, 'data', 'nested'); // created on open
@@ -33,14 +29,11 @@ describeStoreContract('sqlite', {
 });
 
 describe('SqliteStore specifics', () => {
-  it('uses WAL, synchronous=NORMAL with its own WAL sync per group commit, and a schema version', async () => {
+  it('uses WAL, synchronous=FULL and a schema version', async () => {
     const store = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
     try {
       expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(store.db.pragma('synchronous', { simple: true })).toBe(1); // NORMAL: the write queue syncs
-      const before = store.stats.walSyncs;
-      await Promise.all([store.enqueue([newExecution('a')]), store.enqueue([newExecution('b')])]);
-      expect(store.stats.walSyncs - before).toBe(1); // one group commit, one fsync, both answered after it
+      expect(store.db.pragma('synchronous', { simple: true })).toBe(2); // FULL
       expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 1 });
     } finally {
       await store.close();
@@ -112,30 +105,6 @@ describe('SqliteStore specifics', () => {
     await wrong.close();
     await expect(openStore({})).rejects.toThrow(/data directory/);
     await expect(openStore({ databaseUrl: 'mysql://x' })).rejects.toThrow(/postgres/);
-  });
-
-  it('checkpoints the WAL into the database file from its own thread, never in a commit of the store', async () => {
-    const d = join(root, 'checkpoint');
-    const store = await SqliteStore.open(d, { tokenKey, checkpointIntervalMs: 20 });
-    try {
-      expect(store.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
-      const mainFile = () => statSync(join(d, 'hcm-runner.db')).size;
-      const before = mainFile();
-      const trigger = { body: 'x'.repeat(4000) };
-      for (let i = 0; i < 10; i++) await store.enqueue(Array.from({ length: 50 }, (_, j) => ({ id: `c-${i}-${j}`, integration: 'cp', trigger, test: false })));
-      // The rows reach the database file (not only the WAL) without this connection checkpointing.
-      for (let waited = 0; (mainFile() < before + 1_000_000 || store.checkpointer.stats.pages === 0) && waited < 10_000; waited += 50) await new Promise((r) => setTimeout(r, 50));
-      expect(mainFile()).toBeGreaterThan(before + 1_000_000);
-      expect(store.checkpointer.stats.pages).toBeGreaterThan(0);
-      expect(store.checkpointer.stats.lastError).toBeUndefined();
-    } finally {
-      await store.close();
-    }
-    // Closed cleanly: the WAL was folded in and removed, and the rows are all there.
-    expect(existsSync(join(d, 'hcm-runner.db-wal'))).toBe(false);
-    const again = await SqliteStore.open(d, { tokenKey });
-    expect(again.db.prepare("SELECT COUNT(*) AS n FROM executions WHERE integration = 'cp'").get()).toEqual({ n: 500 });
-    await again.close();
   });
 
   it('rejects writes after close', async () => {

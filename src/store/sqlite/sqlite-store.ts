@@ -3,21 +3,16 @@
  * single process. Its behaviour and statements are the shared SQL store's (../sql/); this file is
  * the SQLite dialect: the file, its pragmas, group commit, in-process locks.
  *
- * Durability: WAL. In WAL mode, `synchronous=NORMAL` alone only fsyncs at checkpoints, so a power
- * loss could drop the last commits — which would break "an accepted webhook is never lost". FULL
- * would fsync the WAL inside every COMMIT, on the event loop, stopping every request of the
- * process for the length of each fsync. So the database runs with NORMAL and the write queue
- * fsyncs the WAL file itself (`fdatasync` on libuv's thread pool) after each group commit,
- * answering its callers only when that completes (write-queue.ts): the same promise as FULL —
- * nothing is acknowledged before it is on disk — with the event loop free during the sync, and
- * one sync shared by every write queued meanwhile. Checkpoints (copying the WAL into the database
- * file, with two more fsyncs) run on a worker thread for the same reason (checkpointer.ts).
+ * Durability: WAL with `synchronous=FULL`. In WAL mode, NORMAL only fsyncs at checkpoints, so a
+ * power loss can drop the last commits — which would break "an accepted webhook is never lost".
+ * FULL fsyncs the WAL on every commit; group commit (see write-queue.ts) amortises that fsync
+ * over every write queued in the same tick, so the cost is one fsync per batch, not per webhook.
  *
  * All writes go through the write queue (one transaction per tick, in call order); reads run
  * directly against the committed state.
  */
 import Database from 'better-sqlite3';
-import { accessSync, closeSync, constants, fdatasync, fdatasyncSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ExecutionRecord } from '../../engine/record.js';
 import { columnsOf, KeyedMutex, parseJsonText, queuedRecord, stateColumnsOf } from '../common.js';
@@ -28,7 +23,6 @@ import { loadTokenKey, TokenCipher } from '../token-crypto.js';
 import type { NewExecution, SaveOptions } from '../types.js';
 import { openError, readError, writeError } from './errors.js';
 import { migrate } from './migrations.js';
-import { Checkpointer } from './checkpointer.js';
 import { WriteQueue } from './write-queue.js';
 
 export const SQLITE_FILE = 'hcm-runner.db';
@@ -40,8 +34,6 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
   /** Writes per group commit before flushing without waiting for the tick (default 500). */
   maxBatch?: number;
-  /** Between two background WAL checkpoints (default 100 ms). */
-  checkpointIntervalMs?: number;
 }
 
 /** better-sqlite3 binds no booleans. */
@@ -106,15 +98,11 @@ export class SqliteStore extends SqlStore {
   private readonly sqlite: SqliteDialect;
   /** One process owns the file, so a lock within the process is cluster-wide. */
   private readonly locks = new KeyedMutex();
-  /** Copies the WAL into the database file off the event loop. */
-  readonly checkpointer: Checkpointer;
 
   private constructor(
     readonly dataDir: string,
     /** The connection; exposed for tests and diagnostics only. */
     readonly db: Database.Database,
-    /** The WAL file, open for `fdatasync` after each group commit. */
-    private readonly walFd: number,
     tokenKey: Buffer | undefined,
     opts: SqliteStoreOptions,
   ) {
@@ -128,10 +116,6 @@ export class SqliteStore extends SqlStore {
           if (kinds.has('enqueue')) this.stats.enqueueCommits++;
         },
         mapError: (err) => writeError(dataDir, err),
-        sync: (done) => {
-          this.stats.walSyncs++;
-          fdatasync(walFd, done);
-        },
       },
       opts.maxBatch,
     );
@@ -143,14 +127,12 @@ export class SqliteStore extends SqlStore {
     );
     this.sqlite = dialect;
     this.file = join(dataDir, SQLITE_FILE);
-    this.checkpointer = new Checkpointer(this.file, { intervalMs: opts.checkpointIntervalMs });
   }
 
   /** Opens (creating if needed) the store in `dataDir`, applying pending migrations. */
   static async open(dataDir: string, opts: SqliteStoreOptions = {}): Promise<SqliteStore> {
     const dir = resolve(dataDir);
     let db: Database.Database | undefined;
-    let walFd: number | undefined;
     try {
       mkdirSync(dir, { recursive: true });
       if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
@@ -158,18 +140,11 @@ export class SqliteStore extends SqlStore {
       db = new Database(join(dir, SQLITE_FILE));
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (String(mode).toLowerCase() !== 'wal') throw Object.assign(new Error(`journal_mode is ${mode}, not wal`), { code: 'SQLITE_READONLY' });
-      // NORMAL: commits do not fsync; the write queue syncs the WAL before answering (see above).
-      db.pragma('synchronous = NORMAL');
-      // Checkpoints run on a worker thread (checkpointer.ts), never inside a COMMIT here.
-      db.pragma('wal_autocheckpoint = 0');
+      db.pragma('synchronous = FULL');
       db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
       db.pragma('foreign_keys = ON');
       migrate(db);
-      // The WAL exists while a connection is open (SQLite deletes it when the last one closes).
-      walFd = openSync(join(dir, SQLITE_FILE) + '-wal', 'r+');
-      fdatasyncSync(walFd); // what the migrations wrote
     } catch (err) {
-      if (walFd !== undefined) closeSync(walFd);
       try {
         db?.close();
       } catch {
@@ -177,7 +152,7 @@ export class SqliteStore extends SqlStore {
       }
       throw openError(dir, err);
     }
-    return new SqliteStore(dir, db, walFd, opts.tokenKey, opts);
+    return new SqliteStore(dir, db, opts.tokenKey, opts);
   }
 
   /** One process owns the file: the queue is an in-memory work list over these rows. */
@@ -189,10 +164,7 @@ export class SqliteStore extends SqlStore {
     if (this.closed) return;
     this.sqlite.queue.close();
     this.closed = true;
-    await this.sqlite.queue.drained();
-    await this.checkpointer.stop();
     this.db.close();
-    closeSync(this.walFd);
   }
 
   private run<T>(kind: string, fn: () => T): Promise<T> {

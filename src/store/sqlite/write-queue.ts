@@ -1,14 +1,7 @@
 /**
  * Group commit for SQLite. Writes queued in the same tick are run in ONE transaction, flushed on
  * `setImmediate` (or at once when the batch reaches `maxBatch`); each caller's promise settles
- * only after the COMMIT that holds its rows AND the fsync of the WAL that makes it durable.
- *
- * The fsync runs off the event loop: the database uses `synchronous=NORMAL` (the COMMIT writes the
- * WAL frames without syncing them) and `hooks.sync` (an `fdatasync` of the WAL file on libuv's
- * thread pool) is called after each COMMIT; callers are answered when it completes. That is the
- * guarantee of `synchronous=FULL` — nobody is told "written" before the write is on disk — without
- * stopping every request of the process for the length of each fsync. One sync covers every commit
- * made before it started, so while one is in flight the next commits wait for one more, together.
+ * only after the COMMIT that holds its rows (with synchronous=FULL, after the WAL fsync).
  *
  * Each write runs inside its own SAVEPOINT, so a write that fails by itself (a constraint, bad
  * input) rejects only its caller; a failure of the transaction as a whole (the COMMIT, or an error
@@ -32,21 +25,12 @@ export interface WriteQueueHooks {
   committed(kinds: ReadonlySet<string>): void;
   /** Maps an error of the whole batch (e.g. disk full) to the error callers see. */
   mapError(err: unknown): Error;
-  /**
-   * Makes every commit so far durable (fdatasync of the WAL); calls back when done. Absent: the
-   * COMMIT itself is durable (synchronous=FULL) and callers are answered at once.
-   */
-  sync?(done: (err: Error | null) => void): void;
 }
-
 
 export class WriteQueue {
   private pending: Op[] = [];
   private scheduled = false;
   private closed = false;
-  /** Answers of committed batches waiting for the next WAL sync. */
-  private unsynced: Array<{ settle: () => void; fail: (err: Error) => void }> = [];
-  private syncing = false;
   /** The transaction-control statements, prepared once: `exec` would parse them on every write. */
   private readonly sql: Record<'begin' | 'commit' | 'rollback' | 'savepoint' | 'release' | 'rollbackTo', Database.Statement>;
 
@@ -137,43 +121,10 @@ export class WriteQueue {
     const kinds = new Set<string>();
     for (const op of ops) if (!op.failed) kinds.add(op.kind);
     this.hooks.committed(kinds);
-    const settle = (syncError?: Error) => {
-      for (const op of ops) {
-        if (op.failed) op.reject(this.hooks.mapError(op.error));
-        else if (syncError) op.reject(syncError);
-        else op.resolve(op.result);
-      }
-    };
-    if (!this.hooks.sync) return settle();
-    this.unsynced.push({ settle: () => settle(), fail: settle });
-    this.startSync();
-  }
-
-  /** Syncs the WAL for every batch committed so far unless a sync is already running. */
-  private startSync(): void {
-    if (this.syncing || this.unsynced.length === 0) return;
-    this.syncing = true;
-    const batches = this.unsynced;
-    this.unsynced = [];
-    this.hooks.sync!((err) => {
-      this.syncing = false;
-      if (err) {
-        // Committed but maybe not on disk: nobody may be told it is written.
-        const mapped = this.hooks.mapError(err);
-        for (const b of batches) b.fail(mapped);
-      } else for (const b of batches) b.settle();
-      this.startSync();
-    });
-  }
-
-  /** Resolves when every commit made so far is synced (for close). */
-  drained(): Promise<void> {
-    if (!this.syncing && this.unsynced.length === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const settle = resolve;
-      this.unsynced.push({ settle, fail: () => resolve() });
-      this.startSync();
-    });
+    for (const op of ops) {
+      if (op.failed) op.reject(this.hooks.mapError(op.error));
+      else op.resolve(op.result);
+    }
   }
 
   /** Flushes what is queued and refuses further writes. */
