@@ -4,30 +4,20 @@
  * expressions of the fixtures, docs and benchmark files, hand-written cases and their mutations;
  * and loading still reports a syntax error where it is written.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
 import { generatedYaml } from '../../bench/lib/integrations.js';
+import { filesBelow } from '../helpers/files.js';
 import { surelyCompiles } from '../../src/definition/expression-check.js';
 import { loadText } from '../../src/definition/load.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
-function files(dir: string, ext: RegExp): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name.startsWith('.')) continue;
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) out.push(...files(full, ext));
-    else if (ext.test(name)) out.push(full);
-  }
-  return out;
-}
-
 const texts = [
-  ...files(join(root, 'test'), /\.(ya?ml|ts)$/).map((f) => readFileSync(f, 'utf8')),
-  ...files(join(root, 'docs'), /\.md$/).map((f) => readFileSync(f, 'utf8')),
+  ...filesBelow(join(root, 'test'), /\.(ya?ml|ts)$/).map((f) => readFileSync(f, 'utf8')),
+  ...filesBelow(join(root, 'docs'), /\.md$/).map((f) => readFileSync(f, 'utf8')),
   ...[0, 1, 9].map(generatedYaml),
 ];
 const found = new Set<string>();

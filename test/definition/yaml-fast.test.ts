@@ -5,30 +5,20 @@
  * the shipped examples, the YAML examples in docs/, the benchmark's generated files, hand-written edge cases and
  * thousands of mutations of all of them.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generatedYaml } from '../../bench/lib/integrations.js';
+import { filesBelow } from '../helpers/files.js';
 import { fastParseYaml } from '../../src/definition/yaml-fast.js';
 import { joinPointer, parseYamlSource, parseYamlSourceFull, type YamlSource } from '../../src/definition/yaml-source.js';
 
 const root = join(import.meta.dirname, '..', '..');
 
-function files(dir: string, ext: RegExp): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    if (name === 'node_modules' || name.startsWith('.')) continue;
-    const full = join(dir, name);
-    if (statSync(full).isDirectory()) out.push(...files(full, ext));
-    else if (ext.test(name)) out.push(full);
-  }
-  return out;
-}
-
 const corpus: string[] = [
-  ...files(join(root, 'test'), /\.ya?ml$/).map((f) => readFileSync(f, 'utf8')),
-  ...files(join(root, 'integrations'), /\.ya?ml$/).map((f) => readFileSync(f, 'utf8')),
-  ...files(join(root, 'docs'), /\.md$/).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/```ya?ml\n([\s\S]*?)```/g)].map((m) => m[1]!)),
+  ...filesBelow(join(root, 'test'), /\.ya?ml$/).map((f) => readFileSync(f, 'utf8')),
+  ...filesBelow(join(root, 'integrations'), /\.ya?ml$/).map((f) => readFileSync(f, 'utf8')),
+  ...filesBelow(join(root, 'docs'), /\.md$/).flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/```ya?ml\n([\s\S]*?)```/g)].map((m) => m[1]!)),
   ...[0, 1, 9, 42].map(generatedYaml),
 ];
 
