@@ -10,6 +10,7 @@ import jsonata from 'jsonata';
 import { describe, expect, it } from 'vitest';
 import { generatedYaml } from '../../bench/lib/integrations.js';
 import { filesBelow } from '../helpers/files.js';
+import { seededRandom } from '../helpers/random.js';
 import { surelyCompiles } from '../../src/definition/expression-check.js';
 import { loadText } from '../../src/definition/load.js';
 
@@ -126,13 +127,7 @@ const cases = [
 
 /** Small deterministic changes to valid expressions: where a recogniser would go wrong. */
 function* mutations(text: string, count: number, seed: number): Generator<string> {
-  let s = seed >>> 0 || 1;
-  const rnd = (n: number) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
+  const rnd = seededRandom(seed);
   const inserts = ['.', ',', ':', '?', '(', ')', '[', ']', '{', '}', '-', '+', '*', '/', '%', '&', '=', '!', '<', '>', '$', "'", '"', ' ', 'and ', ' or ', 'in', 'true', '1', '0', 'e', '`', '\\', '..', '~>', ':=', '/*', '#', '@', '^', '|'];
   for (let i = 0; i < count && text.length > 0; i++) {
     const at = rnd(text.length);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generatedYaml } from '../../bench/lib/integrations.js';
 import { filesBelow } from '../helpers/files.js';
+import { seededRandom } from '../helpers/random.js';
 import { fastParseYaml } from '../../src/definition/yaml-fast.js';
 import { joinPointer, parseYamlSource, parseYamlSourceFull, type YamlSource } from '../../src/definition/yaml-source.js';
 
@@ -213,13 +214,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 
 /** Small deterministic changes: the shapes next to valid ones are where a fast path goes wrong. */
 function* mutations(text: string, count: number, seed: number): Generator<string> {
-  let s = seed >>> 0 || 1;
-  const rnd = (n: number) => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) % n;
-  };
+  const rnd = seededRandom(seed);
   const inserts = [' ', '  ', '\n', '\n  ', ':', ': ', '-', '- ', '#', ' #', '"', "'", '[', ']', '{', '}', ',', '&a ', '*a', '!', '|', '>', '?', '%', '@', '\\', 'x', '0', '.', '~', '<<: ', '\t', '\r'];
   const lines = text.split('\n');
   for (let i = 0; i < count && text.length > 0; i++) {
