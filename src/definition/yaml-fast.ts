@@ -45,9 +45,10 @@ export function fastParseYaml(text: string): FastParse | undefined {
   if (UNSAFE.test(text)) return undefined;
   try {
     return new FastParser(text).document();
-  } catch (err) {
-    if (err === FAIL) return undefined;
-    throw err;
+  } catch {
+    // FAIL, or anything else — e.g. a stack overflow on flow collections nested 60,000 deep: the
+    // library reads the file instead and reports what is wrong with it, with its position.
+    return undefined;
   }
 }
 

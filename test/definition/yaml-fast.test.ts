@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { generatedYaml } from '../../bench/lib/integrations.js';
 import { filesBelow } from '../helpers/files.js';
 import { seededRandom } from '../helpers/random.js';
+import { loadText } from '../../src/definition/load.js';
 import { fastParseYaml } from '../../src/definition/yaml-fast.js';
 import { joinPointer, parseYamlSource, parseYamlSourceFull, type YamlSource } from '../../src/definition/yaml-source.js';
 
@@ -252,6 +253,16 @@ describe('fast YAML path', () => {
 
   it('agrees with the yaml library on every file it takes: the corpus and edge cases', () => {
     for (const text of [...corpus, ...edges]) expect(disagreement(text), text).toBeUndefined();
+  });
+
+  it('leaves crafted nesting to the library: a file nested 60,000 deep is a positioned problem, not a crash', () => {
+    for (const value of ['['.repeat(60_000) + ']'.repeat(60_000), '{a: '.repeat(30_000) + '1' + '}'.repeat(30_000)]) {
+      const text = `name: deep\nv: ${value}\n`;
+      expect(fastParseYaml(text)).toBeUndefined();
+      const loaded = loadText('deep.yaml', text);
+      expect(loaded.integration).toBeUndefined();
+      expect(loaded.problems[0]).toMatchObject({ file: 'deep.yaml', line: 2 });
+    }
   });
 
   it('agrees with the yaml library on mutated files', () => {
