@@ -66,12 +66,19 @@ function unsure(): never {
   throw UNSURE;
 }
 
+/** Expressions longer than this are always compiled at load. */
+const MAX_DEFERRED_LENGTH = 2000;
+
 export function surelyCompiles(body: string): boolean {
+  // Long expressions are rare and may exhaust jsonata's stack however plain they are
+  // (`$a.b.b.…` 50,000 long does): compiled at load, where that is reported.
+  if (body.length > MAX_DEFERRED_LENGTH) return false;
   try {
     return new Recogniser(body).run();
-  } catch (err) {
-    if (err === UNSURE) return false;
-    throw err;
+  } catch {
+    // UNSURE, or anything else (a stack overflow on 50,000 nested parentheses): compiled at load,
+    // where jsonata's own error is reported with its position.
+    return false;
   }
 }
 

@@ -166,6 +166,15 @@ describe('surelyCompiles', () => {
     for (const i of [0, 9]) for (const m of generatedYaml(i).matchAll(/\{%([^%]*)%\}/g)) expect(surelyCompiles(m[1]!), m[1]).toBe(true);
   });
 
+  it('leaves crafted nesting to jsonata at load: a problem with its position, not a crash', () => {
+    for (const expr of ['('.repeat(50_000) + '1' + ')'.repeat(50_000), '['.repeat(30_000) + ']'.repeat(30_000), '$a' + '.b'.repeat(50_000)]) {
+      expect(surelyCompiles(expr)).toBe(false);
+      const loaded = loadText('deep.yaml', `name: deep\ntrigger: {type: webhook}\nsteps:\n  - id: a\n    action: core.transform\n    inputs: { value: "{% ${expr} %}" }\n`);
+      expect(loaded.integration).toBeUndefined();
+      expect(loaded.problems[0]).toMatchObject({ file: 'deep.yaml', line: 6 });
+    }
+  });
+
   it('leaves syntax errors to be reported at load, at their line and column', () => {
     const { problems } = loadText('x.yaml', 'name: t\ntrigger: { type: webhook }\nsteps:\n  - id: a\n    action: core.transform\n    inputs:\n      value: "{% $a + %}"\n');
     expect(problems).toHaveLength(1);
