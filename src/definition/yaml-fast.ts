@@ -430,17 +430,22 @@ class FastParser {
     return key;
   }
 
+  /** A flow collection or a quoted scalar starting at `p`; undefined for a plain scalar. */
+  private flowOrQuoted(p: number): [unknown, FastNode] | undefined {
+    const c = this.t.charCodeAt(p);
+    if (c === 0x5b || c === 0x7b) return this.flow(p);
+    if (c !== 0x22 && c !== 0x27) return undefined;
+    const end = this.quotedEnd(p);
+    if (end < 0) fail();
+    this.valueEnd = end;
+    return [this.quotedValue(p, end), { t: SCALAR, o: p, k: -1, q: true }];
+  }
+
   /** A value written on the key's (or the `- `'s) line: flow collection, quoted or plain scalar. */
   private inline(p: number): [unknown, FastNode] {
     const t = this.t;
-    const c = t.charCodeAt(p);
-    if (c === 0x5b || c === 0x7b) return this.flow(p);
-    if (c === 0x22 || c === 0x27) {
-      const end = this.quotedEnd(p);
-      if (end < 0) fail();
-      this.valueEnd = end;
-      return [this.quotedValue(p, end), { t: SCALAR, o: p, k: -1, q: true }];
-    }
+    const nested = this.flowOrQuoted(p);
+    if (nested) return nested;
     if (!this.plainStartOk(p, false)) fail();
     let end = this.plainBlockEnd(p);
     this.valueEnd = end;
@@ -570,14 +575,8 @@ class FastParser {
   /** One entry of a flow collection: a nested collection, a quoted or a plain scalar. */
   private flowItem(i: number): [unknown, FastNode] {
     const t = this.t;
-    const c = t.charCodeAt(i);
-    if (c === 0x5b || c === 0x7b) return this.flow(i);
-    if (c === 0x22 || c === 0x27) {
-      const end = this.quotedEnd(i);
-      if (end < 0) fail();
-      this.valueEnd = end;
-      return [this.quotedValue(i, end), { t: SCALAR, o: i, k: -1, q: true }];
-    }
+    const nested = this.flowOrQuoted(i);
+    if (nested) return nested;
     if (!this.plainStartOk(i, true)) fail();
     let end = this.plainFlowEnd(i);
     this.valueEnd = end;
