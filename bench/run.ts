@@ -180,6 +180,8 @@ interface E2EResult {
   cpuPerExecutionUs: number;
   /** PostgreSQL statements per execution in the closed loop (PostgreSQL only). */
   queriesPerExecution?: number;
+  /** SQLite commits per execution in the closed loop (SQLite only): how well group commit batches. */
+  commitsPerExecution?: number;
 }
 
 /** webhook → core.transform → HCM GET against the sandbox (its own process). */
@@ -211,13 +213,16 @@ async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
     if (first.status !== 200) throw new Error(`e2e: the first sync call answered ${first.status}: ${firstBody}`);
     log(`e2e (${r.ready.storeKind}): closed loop, sync mode, ${CONNECTIONS} connections`);
     const q0 = await r.call<number>('pgQueries');
+    const c0 = (await r.call<Record<string, number>>('stats')).commits;
     const cpu0 = await r.call<number>('cpu');
     const sync = await load(loadOpts(syncUrl));
     const cpu1 = await r.call<number>('cpu');
     const q1 = await r.call<number>('pgQueries');
+    const c1 = (await r.call<Record<string, number>>('stats')).commits;
     const syncRuns = await r.call<Timings>('timings', { integration: 'bench-e2e-sync' });
     const n = syncRuns.rows.length - 1;
     const result: E2EResult = { limits, sync, store: r.ready.storeKind, cpuPerExecutionUs: (cpu1 - cpu0) / n, queriesPerExecution: opts.databaseUrl ? (q1 - q0) / n : undefined };
+    if (c0 !== undefined && c1 !== undefined) result.commitsPerExecution = (c1 - c0) / n;
 
     // Open loop at ~80 % of the closed-loop rate, async mode: latency from the stored records.
     const targetRate = Math.max(50, Math.floor(sync.rps * 0.8));
@@ -683,7 +688,7 @@ function e2eSection(title: string, e: E2EResult, targets: string[][] | undefined
   out.push(LOAD_HEAD.replace('requests/s', 'executions/s'));
   out.push(loadRow('closed loop, sync', e.sync));
   out.push('');
-  out.push(`Runner CPU per execution (closed loop): **${int(e.cpuPerExecutionUs)} µs** (user + system; the sandbox and the load generator use their own)${e.queriesPerExecution === undefined ? '' : `; PostgreSQL statements per execution: ${f2(e.queriesPerExecution)}`}.`);
+  out.push(`Runner CPU per execution (closed loop): **${int(e.cpuPerExecutionUs)} µs** (user + system; the sandbox and the load generator use their own)${e.queriesPerExecution === undefined ? '' : `; PostgreSQL statements per execution: ${f2(e.queriesPerExecution)}`}${e.commitsPerExecution === undefined ? '' : `; SQLite commits per execution: ${f2(e.commitsPerExecution)}`}.`);
   out.push('');
   if (e.async) {
     const a = e.async;
