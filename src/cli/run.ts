@@ -1,5 +1,5 @@
 /** `hcm-runner run FILE [--payload JSON_FILE] [--data DIR] [--sandbox]` — one execution, in-process. */
-import { randomUUID } from 'node:crypto';
+import { newExecutionId } from '../common/ids.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadFile } from '../definition/load.js';
@@ -50,7 +50,7 @@ async function runOnce(file: string, payload: unknown, dataDir: string, sandbox:
     process.stderr.write(formatProblems(loaded.problems, 'text') + '\n');
     return 1;
   }
-  const executionId = randomUUID();
+  const executionId = newExecutionId();
   const services = await localServices(dataDir);
   if (sandbox) await forgetPreviousSandboxTokens(services.tokens);
   const record = await runExecution({

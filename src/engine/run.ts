@@ -4,7 +4,7 @@
  * `onError`. The engine knows no HTTP server: hosts (CLI run, serve, triggers) hand it a compiled
  * integration, the trigger data and the services connectors need.
  */
-import { randomUUID } from 'node:crypto';
+import { newExecutionId } from '../common/ids.js';
 import { ActionError, StopSignal } from '../common/errors.js';
 import type { ActionContext, HttpResponseSpec, LogLevel, ResolvedConnection, RuntimeServices } from '../connectors/types.js';
 import type { CompiledIntegration, CompiledStep } from '../definition/types.js';
@@ -62,7 +62,7 @@ export async function runExecution(opts: RunOptions): Promise<ExecutionRecord> {
   const { integration } = opts;
   const startedAt = new Date();
   const record: ExecutionRecord = {
-    id: opts.executionId ?? randomUUID(),
+    id: opts.executionId ?? newExecutionId(),
     integration: integration.name,
     status: 'running',
     test: opts.test ?? false,

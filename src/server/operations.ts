@@ -4,7 +4,7 @@
  * replay or a saved payload gets its trigger data, backpressure answers) lives here only.
  * Failures are `HttpError`s (src/common/errors.ts) with the HTTP status both surfaces answer with.
  */
-import { randomUUID } from 'node:crypto';
+import { newExecutionId } from '../common/ids.js';
 import { HttpError } from '../common/errors.js';
 import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/state.js';
 import type { CompiledTrigger } from '../definition/types.js';
@@ -52,7 +52,7 @@ export class AdminOperations {
 
   async run(name: string, payload: unknown, test: boolean): Promise<{ executionId: string }> {
     const integration = this.runnable(name);
-    const id = randomUUID();
+    const id = newExecutionId();
     const trigger = manualTriggerData(integration, payload, { executionId: id, webhookUrls: this.runtime.webhookUrls(integration.name) });
     return this.submit({ id, integration: integration.name, trigger, test, attempt: 1, queuedAt: new Date().toISOString() });
   }
@@ -121,7 +121,7 @@ export class AdminOperations {
   async runPayload(name: string, payload: string): Promise<{ executionId: string }> {
     const integration = this.runnable(name);
     const saved = await this.payload(integration.name, payload);
-    const id = randomUUID();
+    const id = newExecutionId();
     const now = new Date().toISOString();
     return this.submit({ id, integration: integration.name, trigger: withExecution(saved.trigger, id, now), test: true, attempt: 1, queuedAt: now });
   }
@@ -150,7 +150,7 @@ export class AdminOperations {
   async replay(id: string): Promise<{ executionId: string }> {
     const record = await this.execution(id);
     this.runnable(record.integration);
-    const newId = randomUUID();
+    const newId = newExecutionId();
     return this.submit({ id: newId, integration: record.integration, trigger: withExecution(record.trigger, newId), test: record.test, attempt: 1, queuedAt: new Date().toISOString() });
   }
 

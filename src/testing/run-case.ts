@@ -4,7 +4,7 @@
  * answered by their mocks, retry delays recorded instead of slept, and `$execution.test` true.
  * Then checks the case's expectations.
  */
-import { randomUUID } from 'node:crypto';
+import { newExecutionId } from '../common/ids.js';
 import { binaryFromBytes } from '../common/binary.js';
 import { ActionError } from '../common/errors.js';
 import type { HttpResponseSpec, RuntimeServices } from '../connectors/types.js';
@@ -63,7 +63,7 @@ export async function runCase(suite: TestSuite, c: TestCase, opts: CaseRunOption
   const integration = withConfig(suite.integration, c.config);
   const failures: CaseFailure[] = [];
   const waits: CaseResult['waits'] = [];
-  const executionId = randomUUID();
+  const executionId = newExecutionId();
   const now = new Date();
   const result: CaseResult = { name: c.name, pointer: c.pointer, passed: false, durationMs: 0, failures, status: 'rejected', waits };
 

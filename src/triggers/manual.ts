@@ -3,7 +3,7 @@
  * API's "run now"): a webhook gets the payload as its JSON body, a schedule the current tick, a
  * poll the payload as its new items.
  */
-import { randomUUID } from 'node:crypto';
+import { newExecutionId } from '../common/ids.js';
 import type { CompiledIntegration } from '../definition/types.js';
 
 export interface ManualTriggerOptions {
@@ -29,7 +29,7 @@ export function manualTriggerData(integration: CompiledIntegration, payload: unk
         pathFragment: '',
         method: 'POST',
         webhookUrls: opts.webhookUrls ?? { live: '', test: '' },
-        executionId: opts.executionId ?? randomUUID(),
+        executionId: opts.executionId ?? newExecutionId(),
         receivedAt: now,
       };
   }

@@ -17,6 +17,7 @@
  *   poll still runs is skipped); each tick is claimed in the store, so one replica polls it.
  */
 import { randomUUID } from 'node:crypto';
+import { newExecutionId } from '../../common/ids.js';
 import type { CompiledIntegration, CompiledTrigger } from '../../definition/types.js';
 import { bareScope } from '../../engine/connections.js';
 import { evaluateTemplate, type Scope } from '../../engine/evaluate.js';
@@ -183,8 +184,8 @@ export class PollTrigger {
       const executions: NewExecution[] = [];
       const base = { integration: name, test: false, attempt: 1, queuedAt: new Date(host.clock.now()).toISOString() };
       if (fresh.length > 0) {
-        if (trigger.mode === 'each') for (const f of fresh) executions.push({ ...base, id: randomUUID(), trigger: { item: f.item, polledAt } });
-        else executions.push({ ...base, id: randomUUID(), trigger: { items: fresh.map((f) => f.item), polledAt } });
+        if (trigger.mode === 'each') for (const f of fresh) executions.push({ ...base, id: newExecutionId(), trigger: { item: f.item, polledAt } });
+        else executions.push({ ...base, id: newExecutionId(), trigger: { items: fresh.map((f) => f.item), polledAt } });
         host.checkCapacity(executions.length);
       }
       if (signal.aborted) throw signal.reason;

@@ -11,7 +11,7 @@
  *   down, the integration disabled), one execution runs for the latest missed tick. `none` (the
  *   default) replays nothing. The last fired tick is trigger state `schedule` = `{lastTick}`.
  */
-import { randomUUID } from 'node:crypto';
+import { newExecutionId } from '../../common/ids.js';
 import type { CompiledIntegration, CompiledTrigger } from '../../definition/types.js';
 import type { TriggerHost } from './host.js';
 import { Ticker } from './ticker.js';
@@ -113,7 +113,7 @@ export class ScheduleTrigger {
         return;
       }
       const trigger: ScheduleTriggerData = { scheduledAt: tick, firedAt: firedAt.toISOString() };
-      const id = randomUUID();
+      const id = newExecutionId();
       await this.host.submit([{ id, integration: name, trigger, test: false, attempt: 1, queuedAt: trigger.firedAt }]);
       log?.debug({ integration: name, executionId: id, scheduledAt: tick }, 'schedule: fired');
     } catch (err) {

@@ -9,6 +9,7 @@
  * store committed its execution.
  */
 import { randomUUID } from 'node:crypto';
+import { newExecutionId } from '../../common/ids.js';
 import { errorResponse, HttpError, httpErrorOf, StorageUnavailableError } from '../../common/errors.js';
 import type { HttpResponseSpec } from '../../connectors/types.js';
 import type { CompiledIntegration, WebhookOptions } from '../../definition/types.js';
@@ -165,7 +166,7 @@ async function intake(req: IntakeRequest, host: WebhookIntakeHost, { test, token
     if (!check.ok) throw new HttpError(401, `request signature rejected: ${check.reason}`);
   }
 
-  const executionId = randomUUID();
+  const executionId = newExecutionId();
   const receivedAt = new Date().toISOString();
   const trigger = buildWebhookTrigger(
     { method, pathFragment: fragment, query: req.query, headers: req.headers, rawBody },
