@@ -149,6 +149,25 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
       expect(await store.listExecutions({ integration: integ })).toHaveLength(3);
     });
 
+    it('keeps nothing of a failing write made of several statements, and all of the writes batched with it', async () => {
+      const integ = name('dup-poll');
+      const first = exec(integ);
+      await store.enqueue([first]);
+      const good = [exec(integ), exec(integ)];
+      const fresh = exec(integ);
+      const results = await Promise.allSettled([
+        store.enqueue([good[0]!]),
+        // Seen keys and a new execution are written, then the duplicate id fails the poll commit.
+        store.commitPoll(integ, ['q1', 'q2'], 100, [fresh, { ...first }]),
+        store.enqueue([good[1]!]),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      const seen = await store.seenKeys(integ);
+      expect(seen.has('q1') || seen.has('q2')).toBe(false);
+      expect(await store.getExecution(fresh.id)).toBeUndefined();
+      expect((await store.listExecutions({ integration: integ })).map((s) => s.id).sort()).toEqual([first.id, good[0]!.id, good[1]!.id].sort());
+    });
+
     it('lists newest first with filters, paging and limits', async () => {
       const integ = name('list');
       const other = name('list-other');
