@@ -3,6 +3,7 @@
  * a per-key async mutex, token generation and small normalisers.
  */
 import { randomBytes } from 'node:crypto';
+import { triggerJson } from '../common/trigger-json.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
 import type { ExecutionFilter, ExecutionSummary, NewExecution } from './types.js';
 
@@ -82,18 +83,6 @@ export function runningRecord(stored: ExecutionRecord, attempt: number, now: str
 export function recordJson(record: ExecutionRecord): string {
   const { trigger: _t, ...rest } = record;
   return JSON.stringify(rest);
-}
-
-/**
- * The trigger as stored (JSON text), serialised once per trigger object: an execution's trigger
- * does not change, so its saves reuse the text.
- */
-const triggerTexts = new WeakMap<object, string>();
-export function triggerJson(trigger: unknown): string {
-  if (trigger === null || typeof trigger !== 'object') return JSON.stringify(trigger ?? null);
-  let text = triggerTexts.get(trigger);
-  if (text === undefined) triggerTexts.set(trigger, (text = JSON.stringify(trigger)));
-  return text;
 }
 
 /** Row columns derived from a record. */

@@ -17,6 +17,8 @@ import { setOwn } from '../../common/own.js';
 
 export interface BodyParts {
   body?: { data: unknown; contentType: string };
+  /** A JSON body: the text `body.data` was parsed from (the stored trigger reuses it). */
+  jsonText?: string;
   rawBody?: { data: string; contentType: string };
 }
 
@@ -26,7 +28,10 @@ export function mapBody(rawBody: Buffer, contentTypeHeader: string | undefined, 
   const contentType = contentTypeHeader ?? '';
   const { mediaType, params } = parseContentType(contentType);
 
-  if (isJsonType(mediaType)) return { body: { data: parseJsonBounded(decodeText(rawBody, params.charset), limits.maxJsonDepth, 'the request body'), contentType } };
+  if (isJsonType(mediaType)) {
+    const jsonText = decodeText(rawBody, params.charset);
+    return { body: { data: parseJsonBounded(jsonText, limits.maxJsonDepth, 'the request body'), contentType }, jsonText };
+  }
 
   if (mediaType === 'application/x-www-form-urlencoded') {
     const form = rawBody.toString('utf8');

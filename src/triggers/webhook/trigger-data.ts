@@ -1,5 +1,6 @@
 /** `$trigger` for a webhook request (the mapping table in docs/authoring.md "webhook"). */
 import { setOwn } from '../../common/own.js';
+import { rememberTriggerJson } from '../../common/trigger-json.js';
 import { mapBody, queryToObject } from './body.js';
 import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from './limits.js';
 import type { WebhookRequest } from './request.js';
@@ -40,7 +41,7 @@ export function buildWebhookTrigger(
   ctx: { webhookUrls: WebhookUrls; executionId: string; receivedAt: string },
   limits: IntakeLimits = DEFAULT_INTAKE_LIMITS,
 ): WebhookTriggerData {
-  const { body, rawBody } = mapBody(req.rawBody, req.headers['content-type'], limits);
+  const { body, rawBody, jsonText } = mapBody(req.rawBody, req.headers['content-type'], limits);
   const trigger: WebhookTriggerData = {
     headers: redactHeaders(req.headers, limits.redactedHeaders),
     queryParameters: queryToObject(req.query),
@@ -50,6 +51,15 @@ export function buildWebhookTrigger(
     executionId: ctx.executionId,
     receivedAt: ctx.receivedAt,
   };
+  if (body && jsonText !== undefined) {
+    // The stored trigger is the rest serialised with the caller's JSON text spliced in as
+    // body.data (it parses to body.data: body.data was parsed from it), in the key order
+    // JSON.stringify would give: the body's JSON is not written out a second time.
+    const rest = JSON.stringify(trigger);
+    trigger.body = body;
+    rememberTriggerJson(trigger, `${rest.slice(0, -1)},"body":{"data":${jsonText},"contentType":${JSON.stringify(body.contentType)}}}`);
+    return trigger;
+  }
   if (body) trigger.body = body;
   if (rawBody) trigger.rawBody = rawBody;
   return trigger;
