@@ -54,12 +54,14 @@ export async function invokeWithRetry<T>(
 }
 
 async function withTimeout<T>(timeoutMs: number | undefined, runSignal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  // Without a timeout only the run aborts an attempt: its own signal will do (no controller and
+  // no listener per attempt).
+  if (!timeoutMs) return fn(runSignal);
   const controller = new AbortController();
   const onAbort = () => controller.abort(runSignal.reason);
   runSignal.addEventListener('abort', onAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
   try {
-    if (!timeoutMs) return await fn(controller.signal);
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
         const err = new ActionError(`timed out after ${timeoutMs} ms`, { code: 'timeout', retryable: true });

@@ -133,6 +133,18 @@ describe('steps', () => {
     expect(calls.get('t')).toBe(2);
   });
 
+  for (const timeout of ['', '    timeoutMs: 5000\n']) {
+    it(`aborting the run cancels the request in flight${timeout ? ' (step with timeoutMs)' : ' (step without timeoutMs)'}`, async () => {
+      const controller = new AbortController();
+      const running = run(webhook(`  - id: slow\n    action: core.http\n${timeout}    inputs: { url: "${base}/slow?key=abort${timeout.length}" }\n`), {}, { signal: controller.signal });
+      setTimeout(() => controller.abort(new Error('shutting down')), 50);
+      const r = await running;
+      // Not aborted, /slow answers 200 after 400 ms and the step succeeds.
+      expect(r.status).toBe('failed');
+      expect(r.steps[0]).toMatchObject({ id: 'slow', status: 'failed' });
+    });
+  }
+
   it('reads config and env values at run time; a missing env fails with its name', async () => {
     const yaml = webhook(`  - id: a\n    action: core.transform\n    inputs: { value: "{% $config.greeting & ' ' & $config.who %}" }\n`, `config:\n  greeting: hello\n  who: { env: HCM_TEST_WHO }\n`);
     const ok = await run(yaml, {}, { env: { HCM_TEST_WHO: 'world' } });
