@@ -12,12 +12,12 @@
  * rules, timeout and limit) travels with the request (`Call`, ./call.ts).
  */
 import { STATUS_CODES } from 'node:http';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { TokenStore } from '../types.js';
 import { outboundAgent } from '../outbound-policy.js';
 import { bearerAuthInterceptor, type BearerAuth } from './auth.js';
 import { bodyLimitInterceptor } from './body-limit.js';
-import { callFailure, type Answer, type Call } from './call.js';
+import { callFailure, type Answer, type Call, type CallDispatchOptions } from './call.js';
 import { contentTypeOf, responseErrorInterceptor } from './response-error.js';
 import { retryInterceptor } from './retry.js';
 import { timeoutInterceptor } from './timeout.js';
@@ -56,21 +56,61 @@ export function outboundDispatcher(allowPrivateNetwork: boolean): Dispatcher {
   return d;
 }
 
-/** Sends `call` through `dispatcher`; the answer read whole, or the ActionError of the last attempt. */
-export async function send(dispatcher: Dispatcher, call: Call): Promise<Answer> {
-  try {
-    const res = await request(call.url, {
-      dispatcher,
-      method: call.method as Dispatcher.HttpMethod,
-      headers: call.headers,
-      body: call.body,
-      signal: call.signal,
-      call,
-    } as Parameters<typeof request>[1]);
-    const bytes = Buffer.from(await res.body.arrayBuffer());
-    const headers = res.headers as Answer['headers'];
-    return { status: res.statusCode, statusText: STATUS_CODES[res.statusCode] ?? '', headers, contentType: contentTypeOf(headers), bytes };
-  } catch (err) {
-    throw callFailure(err, call);
-  }
+/**
+ * Sends `call` through `dispatcher`; the answer read whole, or the ActionError of the last attempt.
+ * The answer is collected by a plain handler rather than undici's `request()`, whose body stream
+ * (and async-context bookkeeping per callback) only to be read whole at once cost more than the
+ * rest of the stack here.
+ */
+export function send(dispatcher: Dispatcher, call: Call): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    const { signal } = call;
+    let controller: Dispatcher.DispatchController | undefined;
+    const onAbort = () => controller?.abort(signal.reason);
+    const fail = (err: unknown) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(callFailure(err, call));
+    };
+    if (signal.aborted) return fail(signal.reason);
+    let url: URL;
+    try {
+      url = new URL(call.url);
+    } catch (err) {
+      return fail(err);
+    }
+    let status = 0;
+    let headers: Answer['headers'] = {};
+    let chunks: Buffer[] = [];
+    const handler: Dispatcher.DispatchHandler = {
+      // Once per attempt (the retry interceptor dispatches again): what an attempt before read is dropped.
+      onRequestStart(c) {
+        controller = c;
+        status = 0;
+        chunks = [];
+        if (signal.aborted) c.abort(signal.reason);
+      },
+      onResponseStart(_c, statusCode, h) {
+        status = statusCode;
+        headers = h as Answer['headers'];
+      },
+      onResponseData(_c, chunk) {
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        signal.removeEventListener('abort', onAbort);
+        const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        resolve({ status, statusText: STATUS_CODES[status] ?? '', headers, contentType: contentTypeOf(headers), bytes });
+      },
+      onResponseError(_c, err) {
+        fail(err);
+      },
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const opts: CallDispatchOptions = { origin: url.origin, path: url.pathname + url.search, method: call.method as Dispatcher.HttpMethod, headers: call.headers, body: call.body, call };
+      dispatcher.dispatch(opts, handler);
+    } catch (err) {
+      fail(err);
+    }
+  });
 }
