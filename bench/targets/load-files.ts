@@ -1,6 +1,8 @@
 /** `loadFiles` on a folder in a fresh process: parse + compile time, CPU and memory, no server. */
-import { listIntegrationFiles, loadFiles } from '../../src/definition/load.js';
+import { product } from '../lib/product.js';
 import { childConfig, serveParent } from '../lib/proc.js';
+
+const { listIntegrationFiles, loadFiles } = await product<typeof import('../../src/definition/load.js')>('definition/load.js');
 
 const { dir } = childConfig<{ dir: string }>();
 const rssBefore = process.memoryUsage().rss;

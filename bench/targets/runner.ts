@@ -3,9 +3,12 @@
  * (bench/run.ts). Answers calls for the store's execution timings (queuedAt/finishedAt of the
  * records), schedule trigger data, memory, and stops gracefully on `stop`.
  */
-import { startServer, type RunningServer, type ServerOptions } from '../../src/server/index.js';
+import type { RunningServer, ServerOptions } from '../../src/server/index.js';
 import pg from 'pg';
 import { childConfig, serveParent } from '../lib/proc.js';
+import { product } from '../lib/product.js';
+
+const { startServer } = await product<typeof import('../../src/server/index.js')>('server/index.js');
 
 // Statements this process sends to PostgreSQL (every pg client: the store's pool, LISTEN, locks).
 let pgQueries = 0;

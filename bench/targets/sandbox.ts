@@ -1,6 +1,8 @@
 /** The HCM sandbox in its own process (the HCM service the end-to-end scenario calls). */
-import { startSandbox } from '../../src/sandbox/index.js';
+import { product } from '../lib/product.js';
 import { serveParent } from '../lib/proc.js';
+
+const { startSandbox } = await product<typeof import('../../src/sandbox/index.js')>('sandbox/index.js');
 
 const sb = await startSandbox({ port: 0, quiet: true, tokenLifetimeSec: 24 * 3600 });
 // The sandbox records every request for tests; drop them so a long run does not grow memory.
