@@ -7,6 +7,7 @@ import type { Dispatcher } from 'undici';
 import type { ResolvedConnection, TokenStore } from '../types.js';
 import { getAccessToken } from '../hcm/oauth/provider.js';
 import { dispatchAttempts } from './attempts.js';
+import { callOf } from './call.js';
 import { answerOf } from './response-error.js';
 
 export interface BearerAuth {
@@ -26,8 +27,9 @@ function withToken(opts: Dispatcher.DispatchOptions, token: string): Dispatcher.
 
 export function bearerAuthInterceptor(auth: BearerAuth): Dispatcher.DispatcherComposeInterceptor {
   return (dispatch) => (opts, handler) => {
-    const signal = (opts as { signal?: AbortSignal }).signal;
-    const token = (stale?: string) => getAccessToken(auth.connection, auth.tokens, auth.storeKey, signal ?? undefined, stale, auth.integration);
+    // The step's signal: a token refresh in flight is cancelled with the step (timeout, shutdown).
+    const { signal } = callOf(opts);
+    const token = (stale?: string) => getAccessToken(auth.connection, auth.tokens, auth.storeKey, signal, stale, auth.integration);
     let sent = '';
     return dispatchAttempts(
       dispatch,

@@ -135,6 +135,18 @@ describe('HCM OAuth 2.0 connection', () => {
     expect(h.sb.requests).toHaveLength(0);
   });
 
+  it('a step aborted while its token refresh is in flight fails at once, without calling the API', async () => {
+    h = await harness();
+    // The token endpoint answers after 60 s: only the step's signal can end the wait sooner.
+    h.sb.addFault({ match: { pathIncludes: '/oauth2/' }, latencyMs: 60_000, times: 1 });
+    const controller = new AbortController();
+    const pending = failure(invoke(h, 'listWorkers', {}, controller.signal));
+    setTimeout(() => controller.abort(new Error('shutting down')), 100);
+    const err = await pending;
+    expect(err.message).toMatch(/abort|shutting down/i);
+    expect(apiRequests(h)).toHaveLength(0);
+  });
+
   it('a token endpoint outage is a retryable refresh failure', async () => {
     h = await harness();
     h.sb.addFault({ match: { pathIncludes: '/oauth2/' }, status: 503, times: 1 });
