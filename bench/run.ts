@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generatedYaml, intakeYaml, e2eYaml, reloadYaml, scheduleYaml, syncYaml, writeIntegrations } from './lib/integrations.js';
 import { closedLoopGenerator, load, summarize, type LoadResult } from './lib/load.js';
-import { buildProduct } from './lib/product.js';
+import { buildProduct, productNodeFlags } from './lib/product.js';
 import { repoRoot, startChild, type Child } from './lib/proc.js';
 import type { RunnerConfig } from './targets/runner.js';
 
@@ -534,7 +534,7 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
   const generator = closedLoopGenerator() === 'wrk' ? 'wrk (C, one thread) for closed-loop runs; autocannon for fixed-rate runs' : 'autocannon (programmatic; wrk not available)';
   out.push(row(['Load generator', `${generator}, ${CONNECTIONS} connections unless noted, ${WARMUP} s warm-up + ${DURATION} s measured${QUICK ? ' (**--quick**: short runs, indicative only)' : ''}`]));
   out.push(row(['Processes', 'the server under test and the load generator each in their own process; the HCM sandbox in a third']));
-  out.push(row(['Code under test', CODE]));
+  out.push(row(['Code under test', `${CODE}; every process started with the runner's Node flags (\`${productNodeFlags().join(' ') || 'none'}\`, from bin/hcm-runner.js)`]));
   out.push(row(['Run time', `${Math.round(elapsedSec)} s`]));
   out.push('');
   out.push('Latencies are client-side (the µs histogram of wrk, or autocannon per response at full precision) unless noted. Other processes on the machine (e.g. test runs) disturb the figures; compare numbers from the same run.');

@@ -20,7 +20,8 @@ node bin/hcm-runner.js validate integrations
 node bin/hcm-runner.js test integrations >/dev/null
 
 port=$((20000 + RANDOM % 20000))
-HCM_RUNNER_LOG_LEVEL=warn node bin/hcm-runner.js serve --dir integrations --data "$tmp/data" --port "$port" >"$tmp/serve.log" 2>&1 &
+# Started as the `hcm-runner` command is (its first line: `env -S node` with the runner's flags).
+HCM_RUNNER_LOG_LEVEL=warn ./bin/hcm-runner.js serve --dir integrations --data "$tmp/data" --port "$port" >"$tmp/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do
   if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then

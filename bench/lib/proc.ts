@@ -7,6 +7,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { productNodeFlags } from './product.js';
 
 export const benchDir = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const repoRoot = join(benchDir, '..');
@@ -32,7 +33,7 @@ export interface StartChildOptions {
 /** Forks `bench/targets/<target>.ts` with `config` (JSON in BENCH_CONFIG) and waits for ready. */
 export async function startChild<R = Record<string, unknown>>(target: string, config: unknown, opts: StartChildOptions = {}): Promise<Child<R>> {
   const proc = fork(join(benchDir, 'targets', `${target}.ts`), [], {
-    execArgv: ['--import', 'tsx', ...(opts.nodeArgs ?? [])],
+    execArgv: ['--import', 'tsx', ...productNodeFlags(), ...(opts.nodeArgs ?? [])],
     env: { ...process.env, ...opts.env, BENCH_CONFIG: JSON.stringify(config ?? {}) },
     stdio: ['ignore', opts.stdout ?? 'ignore', 'inherit', 'ipc'],
     cwd: repoRoot,

@@ -7,6 +7,7 @@
  * measures the TypeScript sources instead.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -24,4 +25,15 @@ export function buildProduct(): string {
   if (fromSource) return 'TypeScript sources through tsx (BENCH_SOURCE=src)';
   execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
   return 'the compiled dist/ (as `npm start` runs it)';
+}
+
+/**
+ * The Node flags the `hcm-runner` command starts with: those after `node` on the first line of
+ * bin/hcm-runner.js (one place says how the runner runs). Every bench process gets them, the
+ * bare Hono baseline too, so the comparison is of code, not of GC settings.
+ */
+export function productNodeFlags(): string[] {
+  const shebang = readFileSync(join(root, 'bin', 'hcm-runner.js'), 'utf8').split('\n', 1)[0]!;
+  const words = shebang.replace(/^#!/, '').trim().split(/\s+/);
+  return words.slice(words.indexOf('node') + 1);
 }
