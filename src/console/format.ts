@@ -30,6 +30,11 @@ export function preview(value: unknown, max = 120): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
+/**
+ * An execution ID shortened for titles: its last 8 characters. Execution IDs are time-ordered
+ * UUIDs (src/common/ids.ts) whose first characters are the creation time — the same for every
+ * execution of the same minute; the last ones are random.
+ */
 export function shortId(id: string): string {
-  return id.slice(0, 8);
+  return id.slice(-8);
 }

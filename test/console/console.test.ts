@@ -182,10 +182,13 @@ describe('executions', () => {
   it('Replay starts a new execution with the same trigger data', async () => {
     firstExecution ??= (await s.api('POST', '/integrations/worker-lookup/run?test=true', { workerId: 'Employee_ID=21001' })).body.executionId;
     await page.goto(`/console/executions/${firstExecution}`);
+    const firstTitle = await page.title();
     await page.getByRole('button', { name: 'Replay' }).click();
     await page.getByRole('status').filter({ hasText: 'Replayed' }).waitFor();
     const replayed = executionIdInUrl(page)!;
     expect(replayed).not.toBe(firstExecution);
+    // Two executions of the same minute: their shortened IDs in the title still tell them apart.
+    expect(await page.title()).not.toBe(firstTitle);
     await page.getByRole('table', { name: 'Step timeline' }).getByRole('row', { name: /profile.*succeeded/ }).waitFor();
     const [a, b] = await Promise.all([s.waitForExecution(firstExecution), s.waitForExecution(replayed)]);
     expect(b.trigger.body).toEqual(a.trigger.body);
