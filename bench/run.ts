@@ -183,7 +183,7 @@ interface E2EResult {
   cpuPerExecutionUs: number;
   /** PostgreSQL statements per execution in the closed loop (PostgreSQL only). */
   queriesPerExecution?: number;
-  /** SQLite commits per execution in the closed loop (SQLite only): how well group commit batches. */
+  /** Store commits per execution in the closed loop: how well group commit batches. */
   commitsPerExecution?: number;
 }
 
@@ -692,7 +692,7 @@ function e2eSection(title: string, e: E2EResult, targets: string[][] | undefined
   out.push(LOAD_HEAD.replace('requests/s', 'executions/s'));
   out.push(loadRow('closed loop, sync', e.sync));
   out.push('');
-  out.push(`Runner CPU per execution (closed loop): **${int(e.cpuPerExecutionUs)} µs** (user + system; the sandbox and the load generator use their own)${e.queriesPerExecution === undefined ? '' : `; PostgreSQL statements per execution: ${f2(e.queriesPerExecution)}`}${e.commitsPerExecution === undefined ? '' : `; SQLite commits per execution: ${f2(e.commitsPerExecution)}`}.`);
+  out.push(`Runner CPU per execution (closed loop): **${int(e.cpuPerExecutionUs)} µs** (user + system; the sandbox and the load generator use their own)${e.queriesPerExecution === undefined ? '' : `; PostgreSQL statements per execution: ${f2(e.queriesPerExecution)}`}${e.commitsPerExecution === undefined ? '' : `; store commits per execution: ${f2(e.commitsPerExecution)}`}.`);
   out.push('');
   if (e.async) {
     const a = e.async;
