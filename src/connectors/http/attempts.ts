@@ -18,17 +18,30 @@ class AttemptsController implements Controller {
   target: Controller | undefined;
   #reason: Error | null = null;
   #paused = false;
-  readonly between = new AbortController();
+  /** Aborts the wait between two attempts; made only when a request is tried again (rare). */
+  #between: AbortController | undefined;
+  /** Called when the caller aborts while no attempt is in flight. */
+  onAbortBetween: ((reason: Error) => void) | undefined;
 
   get aborted() { return this.#reason !== null || (this.target?.aborted ?? false); }
   get paused() { return this.#paused; }
   get reason() { return this.#reason ?? this.target?.reason ?? null; }
   get abortedByCaller() { return this.#reason !== null; }
 
+  /** The signal of the wait before the next attempt (aborted already if the caller has aborted). */
+  betweenSignal(): AbortSignal {
+    if (!this.#between) {
+      this.#between = new AbortController();
+      if (this.#reason) this.#between.abort(this.#reason);
+    }
+    return this.#between.signal;
+  }
+
   abort(reason: Error): void {
     this.#reason = reason ?? new Error('aborted');
-    if (this.target) this.target.abort(this.#reason);
-    else this.between.abort(this.#reason);
+    if (this.target) return this.target.abort(this.#reason);
+    this.#between?.abort(this.#reason);
+    this.onAbortBetween?.(this.#reason);
   }
   pause(): void { this.#paused = true; this.target?.pause(); }
   resume(): void { this.#paused = false; this.target?.resume(); }
@@ -42,7 +55,7 @@ export function dispatchAttempts(dispatch: Dispatcher.Dispatch, handler: Handler
     finished = true;
     handler.onResponseError?.(controller, err);
   };
-  controller.between.signal.addEventListener('abort', () => fail(controller.reason!), { once: true });
+  controller.onAbortBetween = fail;
   handler.onRequestStart?.(controller, {});
 
   const attempt = (opts: Options, n: number) => {
@@ -66,7 +79,7 @@ export function dispatchAttempts(dispatch: Dispatcher.Dispatch, handler: Handler
       onResponseError(_c, err) {
         controller.target = undefined;
         if (answered || controller.abortedByCaller) return fail(controller.abortedByCaller ? controller.reason! : err);
-        next(err, n, controller.between.signal).then(
+        next(err, n, controller.betweenSignal()).then(
           (again) => (finished ? undefined : again ? attempt(again, n + 1) : fail(err)),
           (e: unknown) => fail(controller.abortedByCaller ? controller.reason! : (e as Error)),
         );
