@@ -5,6 +5,7 @@
 import type { ValueTemplate } from '../definition/types.js';
 import { setOwn } from '../common/own.js';
 import { describeLocation } from '../definition/schema-validator.js';
+import { directEvaluator, MISS } from './direct-expression.js';
 import { ExpressionLimitError, guardExpression } from './expression-guard.js';
 
 /** The bindings of docs/authoring.md "Expressions": `$` is `$trigger`. */
@@ -57,6 +58,13 @@ export async function evaluateTemplate(t: ValueTemplate, scope: Scope): Promise<
       return out;
     }
     case 'expr': {
+      // Plain paths, literals and constructors of them: read directly, the answer JSONata gives
+      // (direct-expression.ts); anything else, or any doubt, goes to JSONata below.
+      const direct = directEvaluator(t.expression);
+      if (direct) {
+        const value = direct('input' in scope ? scope.input : scope.trigger, binding, scope);
+        if (value !== MISS) return toPlain(value);
+      }
       const bindings: Record<string, unknown> = {
         trigger: scope.trigger,
         steps: scope.steps,
@@ -81,6 +89,30 @@ export async function evaluateTemplate(t: ValueTemplate, scope: Scope): Promise<
         );
       }
     }
+  }
+}
+
+/** The value of `$name` as the JSONata evaluation below binds it; MISS for a name it does not bind. */
+function binding(scope: Scope, name: string): unknown {
+  switch (name) {
+    case 'trigger':
+      return scope.trigger;
+    case 'steps':
+      return scope.steps;
+    case 'errors':
+      return scope.errors;
+    case 'config':
+      return scope.config;
+    case 'execution':
+      return scope.execution;
+    case 'state':
+      return scope.state;
+    case 'item':
+      return 'item' in scope ? scope.item : MISS;
+    case 'index':
+      return scope.index !== undefined ? scope.index : MISS;
+    default:
+      return MISS;
   }
 }
 
