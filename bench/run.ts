@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { generatedYaml, intakeYaml, e2eYaml, reloadYaml, scheduleYaml, syncYaml, writeIntegrations } from './lib/integrations.js';
 import { closedLoopGenerator, load, summarize, type LoadResult } from './lib/load.js';
+import { machineCpu } from './lib/machine-cpu.js';
 import { buildProduct, productNodeFlags } from './lib/product.js';
 import { repoRoot, startChild, type Child } from './lib/proc.js';
 import type { RunnerConfig } from './targets/runner.js';
@@ -84,6 +85,7 @@ const loadOpts = (url: string, extra: Partial<Parameters<typeof load>[0]> = {}) 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const f1 = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '–');
+const pct = (x: number) => `${Math.round(x * 100)} %`;
 const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '–');
 const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US').replace(/,/g, ' ') : '–');
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
@@ -185,6 +187,12 @@ interface E2EResult {
   queriesPerExecution?: number;
   /** Store commits per execution in the closed loop: how well group commit batches. */
   commitsPerExecution?: number;
+  /**
+   * What one execution of the closed loop costs the machine, µs of CPU: the HCM sandbox's process,
+   * and every process together (runner, sandbox, load generator, anything else running); `idle` is
+   * the share of the cores' time left unused.
+   */
+  machine?: { sandboxUs: number; allUs: number; cores: number; idle: number; runnerMainUs?: number };
 }
 
 /** webhook → core.transform → HCM GET against the sandbox (its own process). */
@@ -218,7 +226,13 @@ async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
     const q0 = await r.call<number>('pgQueries');
     const c0 = (await r.call<Record<string, number>>('stats')).commits;
     const cpu0 = await r.call<number>('cpu');
+    const main0 = await r.call<number | null>('mainThreadCpu');
+    const sb0 = await sandbox.call<number>('cpu');
+    const m0 = machineCpu();
     const sync = await load(loadOpts(syncUrl));
+    const m1 = machineCpu();
+    const sb1 = await sandbox.call<number>('cpu');
+    const main1 = await r.call<number | null>('mainThreadCpu');
     const cpu1 = await r.call<number>('cpu');
     const q1 = await r.call<number>('pgQueries');
     const c1 = (await r.call<Record<string, number>>('stats')).commits;
@@ -226,6 +240,13 @@ async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
     const n = syncRuns.rows.length - 1;
     const result: E2EResult = { limits, sync, store: r.ready.storeKind, cpuPerExecutionUs: (cpu1 - cpu0) / n, queriesPerExecution: opts.databaseUrl ? (q1 - q0) / n : undefined };
     if (c0 !== undefined && c1 !== undefined) result.commitsPerExecution = (c1 - c0) / n;
+    result.machine = {
+      sandboxUs: (sb1 - sb0) / n,
+      allUs: (m1.busyUs - m0.busyUs) / n,
+      cores: cpus().length,
+      idle: 1 - (m1.busyUs - m0.busyUs) / (m1.totalUs - m0.totalUs),
+      runnerMainUs: main0 !== null && main1 !== null ? (main1 - main0) / n : undefined,
+    };
 
     // Open loop at ~80 % of the closed-loop rate, async mode: latency from the stored records.
     const targetRate = Math.max(50, Math.floor(sync.rps * 0.8));
@@ -694,6 +715,11 @@ function e2eSection(title: string, e: E2EResult, targets: string[][] | undefined
   out.push('');
   out.push(`Runner CPU per execution (closed loop): **${int(e.cpuPerExecutionUs)} µs** (user + system; the sandbox and the load generator use their own)${e.queriesPerExecution === undefined ? '' : `; PostgreSQL statements per execution: ${f2(e.queriesPerExecution)}`}${e.commitsPerExecution === undefined ? '' : `; store commits per execution: ${f2(e.commitsPerExecution)}`}.`);
   out.push('');
+  if (e.machine) {
+    const m = e.machine;
+    out.push(`The whole machine per execution (closed loop): **${int(m.allUs)} µs** of CPU over its ${m.cores} cores — the runner ${int(e.cpuPerExecutionUs)}, the HCM sandbox ${int(m.sandboxUs)}, the load generator and anything else ${int(Math.max(0, m.allUs - e.cpuPerExecutionUs - m.sandboxUs))} — with ${pct(m.idle)} of the cores' time idle. At that cost the cores could carry at most ${int((m.cores * 1e6) / m.allUs)} executions/s; the runner runs its executions on one event loop, so its own ceiling is near 1 s ÷ its main thread's CPU per execution${m.runnerMainUs === undefined ? '' : ` (${int(m.runnerMainUs)} µs: ${int(1e6 / m.runnerMainUs)}/s; the rest of the runner's CPU is the garbage collector's helper threads and libuv's pool)`}.`);
+    out.push('');
+  }
   if (e.async) {
     const a = e.async;
     out.push(`- **Open loop** (async mode at ${int(a.targetRate)} requests/s ≈ 80 % of the closed-loop rate): latency from the stored records, \`finishedAt − queuedAt\` of the ${int(a.executions)} executions queued in the measurement window.`);

@@ -4,6 +4,7 @@
  * records), schedule trigger data, memory, and stops gracefully on `stop`.
  */
 import type { RunningServer, ServerOptions } from '../../src/server/index.js';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { childConfig, serveParent } from '../lib/proc.js';
 import { product } from '../lib/product.js';
@@ -17,6 +18,21 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   pgQueries++;
   return (clientQuery as (...a: unknown[]) => unknown).apply(this, args);
 } as typeof clientQuery;
+
+/**
+ * CPU time of this process's main thread, µs: utime + stime of /proc/self/task/<pid>/stat, in
+ * clock ticks of 10 ms (USER_HZ is 100 on Linux). null where /proc is not there.
+ */
+function mainThreadCpuUs(): number | null {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
 
 export interface RunnerConfig {
   dir: string;
@@ -89,6 +105,8 @@ serveParent(
       const u = process.cpuUsage();
       return u.user + u.system;
     },
+    /** CPU time of the main thread (the event loop) alone, µs; null where /proc is not there. */
+    mainThreadCpu: () => mainThreadCpuUs(),
     memory: () => {
       globalThis.gc?.();
       return process.memoryUsage();

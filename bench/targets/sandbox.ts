@@ -11,6 +11,11 @@ serveParent(
   { url: sb.url, apiUrl: sb.apiUrl, tokenUrl: sb.tokenUrl, authorizeUrl: sb.authorizeUrl, refreshToken: sb.issueRefreshToken() },
   {
     requests: () => sb.requests.length,
+    /** CPU time used by this process so far, µs (user + system). */
+    cpu: () => {
+      const u = process.cpuUsage();
+      return u.user + u.system;
+    },
     stop: async () => {
       await sb.close();
       process.exit(0);
