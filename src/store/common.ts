@@ -20,10 +20,12 @@ export interface StoreStats {
   enqueueCommits: number;
   /** All write transactions committed. */
   commits: number;
+  /** WAL syncs run off the event loop (SQLite, for batches of concurrent writes). */
+  walSyncs: number;
 }
 
 export function newStats(): StoreStats {
-  return { enqueueCalls: 0, enqueueCommits: 0, commits: 0 };
+  return { enqueueCalls: 0, enqueueCommits: 0, commits: 0, walSyncs: 0 };
 }
 
 /** A webhook token: 32 random bytes, base64url (256 bits). */

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { newExecutionId } from '../../src/common/ids.js';
 import { describeStoreContract, type TestStore } from './store-contract.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hcm-store-sqlite-'));
@@ -29,7 +30,7 @@ describeStoreContract('sqlite', {
 });
 
 describe('SqliteStore specifics', () => {
-  it('uses WAL, synchronous=FULL and a schema version', async () => {
+  it('uses WAL, FULL commits for lone writes and a WAL sync off the loop for concurrent ones, and a schema version', async () => {
     const store = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
     try {
       expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
@@ -37,6 +38,21 @@ describe('SqliteStore specifics', () => {
       expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 1 });
     } finally {
       await store.close();
+    }
+    // A lone write commits with FULL; concurrent ones together with NORMAL and one WAL sync off
+    // the event loop, answered after it; every row is there either way.
+    const store2 = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
+    try {
+      const exec = () => ({ id: newExecutionId(), integration: 'sync-modes', trigger: { body: {} }, test: false });
+      const syncs0 = store2.stats.walSyncs;
+      await store2.enqueue([exec()]);
+      expect(store2.stats.walSyncs).toBe(syncs0);
+      expect(store2.db.pragma('synchronous', { simple: true })).toBe(2);
+      await Promise.all(Array.from({ length: 8 }, () => store2.enqueue([exec()])));
+      expect(store2.stats.walSyncs).toBe(syncs0 + 1);
+      expect(store2.db.prepare(`SELECT COUNT(*) AS n FROM executions WHERE integration = 'sync-modes'`).get()).toEqual({ n: 9 });
+    } finally {
+      await store2.close();
     }
     // Reopening applies nothing twice.
     const again = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
