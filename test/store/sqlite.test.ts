@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { SqliteStore, SQLITE_FILE } from '../../src/store/sqlite/sqlite-store.js';
+import Database from 'better-sqlite3';
 import { newExecutionId } from '../../src/common/ids.js';
+import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
 import { describeStoreContract, type TestStore } from './store-contract.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hcm-store-sqlite-'));
@@ -30,12 +32,32 @@ describeStoreContract('sqlite', {
 });
 
 describe('SqliteStore specifics', () => {
+  it('upgrades a version-1 database: the finished index becomes partial, the rows stay', async () => {
+    const old = join(root, 'v1');
+    mkdirSync(old, { recursive: true });
+    const db = new Database(join(old, SQLITE_FILE));
+    db.pragma('journal_mode = WAL');
+    db.exec(MIGRATIONS[0]!);
+    db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (1)');
+    db.prepare(`INSERT INTO executions (id, integration, status, trigger, record, queued_at, finished_at) VALUES ('old', 'i', 'succeeded', '{}', '{"steps":[],"log":[]}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z')`).run();
+    db.close();
+    const store = await SqliteStore.open(old, { tokenKey });
+    try {
+      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: MIGRATIONS.length });
+      const index = store.db.prepare(`SELECT sql FROM sqlite_master WHERE name = 'executions_finished'`).get() as { sql: string };
+      expect(index.sql).toMatch(/WHERE finished_at IS NOT NULL/);
+      expect((await store.getExecution('old'))?.status).toBe('succeeded');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('uses WAL, FULL commits for lone writes and a WAL sync off the loop for concurrent ones, and a schema version', async () => {
     const store = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
     try {
       expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
       expect(store.db.pragma('synchronous', { simple: true })).toBe(2); // FULL
-      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 1 });
+      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: MIGRATIONS.length });
     } finally {
       await store.close();
     }

@@ -86,6 +86,12 @@ export const MIGRATIONS: readonly string[] = [
     updated_at TEXT NOT NULL
   );
   `,
+  // 2: finished_at is only ever searched for finished rows (retention): a queued or running row
+  // no longer pays an index entry for its NULL at every insert (~3 µs of ~18 per intake row).
+  `
+  DROP INDEX executions_finished;
+  CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
+  `,
 ];
 
 export function migrate(db: Database.Database): number {
