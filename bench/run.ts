@@ -717,7 +717,7 @@ function e2eSection(title: string, e: E2EResult, targets: string[][] | undefined
   out.push('');
   if (e.machine) {
     const m = e.machine;
-    out.push(`The whole machine per execution (closed loop): **${int(m.allUs)} µs** of CPU over its ${m.cores} cores — the runner ${int(e.cpuPerExecutionUs)}, the HCM sandbox ${int(m.sandboxUs)}, the load generator and anything else ${int(Math.max(0, m.allUs - e.cpuPerExecutionUs - m.sandboxUs))} — with ${pct(m.idle)} of the cores' time idle. At that cost the cores could carry at most ${int((m.cores * 1e6) / m.allUs)} executions/s; the runner runs its executions on one event loop, so its own ceiling is near 1 s ÷ its main thread's CPU per execution${m.runnerMainUs === undefined ? '' : ` (${int(m.runnerMainUs)} µs: ${int(1e6 / m.runnerMainUs)}/s; the rest of the runner's CPU is the garbage collector's helper threads and libuv's pool)`}.`);
+    out.push(`The whole machine per execution (closed loop): **${int(m.allUs)} µs** of CPU over its ${m.cores} cores — the runner ${int(e.cpuPerExecutionUs)}, the HCM sandbox ${int(m.sandboxUs)}, the load generator, the kernel's network stack and anything else ${int(Math.max(0, m.allUs - e.cpuPerExecutionUs - m.sandboxUs))} — with ${pct(m.idle)} of the cores' time idle. At that cost the cores could carry at most ${int((m.cores * 1e6) / m.allUs)} executions/s; the runner runs its executions on one event loop, so its own ceiling is near 1 s ÷ its main thread's CPU per execution${m.runnerMainUs === undefined ? '' : ` (${int(m.runnerMainUs)} µs: ${int(1e6 / m.runnerMainUs)}/s; the rest of the runner's CPU is the garbage collector's helper threads and libuv's pool)`}.`);
     out.push('');
   }
   if (e.async) {
