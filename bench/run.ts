@@ -568,7 +568,7 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     targets.push(['Webhook intake ≥ 60 % of bare Hono requests/s', `${(ratio * 100).toFixed(0)} % (of the faster bare variant)`, ratio >= 0.6 ? 'yes' : 'no']);
     out.push('## 1. Webhook intake (async, durable, SQLite)');
     out.push('');
-    out.push('`POST /webhooks/{token}` with a ~300-byte JSON body; the runner answers `200 {"executionId"}` after the `queued` row is committed (WAL, `synchronous=FULL`, group commit). The workers are paused (`concurrency: 0`) so this is intake alone; the second runner row has them running the trivial step at the default concurrency. The bare Hono server is the same @hono/node-server with a route that parses the JSON body and answers the same 200 JSON, in two variants: idiomatic (`await c.req.json()`, through the web `Request`) and minimal (the body read straight from Node\'s `IncomingMessage`, as the runner does, then `JSON.parse`). The headline ratio is against the faster of the two.');
+    out.push('`POST /webhooks/{token}` with a ~300-byte JSON body; the runner answers `200 {"executionId"}` after the `queued` row is committed and on disk (WAL, group commit; a batch\'s WAL fsync runs off the event loop, docs/server.md). The workers are paused (`concurrency: 0`) so this is intake alone; the second runner row has them running the trivial step at the default concurrency. The bare Hono server is the same @hono/node-server with a route that parses the JSON body and answers the same 200 JSON, in two variants: idiomatic (`await c.req.json()`, through the web `Request`) and minimal (the body read straight from Node\'s `IncomingMessage`, as the runner does, then `JSON.parse`). The headline ratio is against the faster of the two.');
     out.push('');
     out.push(LOAD_HEAD);
     out.push(loadRow('bare Hono, `c.req.json()`', i.bare));
@@ -587,7 +587,7 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     targets.push(['Sync webhook overhead p50 < 1 ms', `${f2(d50)} ms`, d50 < 1 ? 'yes' : 'no']);
     out.push('## 3. Sync webhook overhead');
     out.push('');
-    out.push('One connection (requests back to back), so the latency is the per-request cost, not queueing. The runner runs a sync webhook with one `core.transform` step: intake, the queued row committed, the run (running row, progress, final record committed), the answer.');
+    out.push('One connection (requests back to back), so the latency is the per-request cost, not queueing. The runner runs a sync webhook with one `core.transform` step: intake, the run from memory, its record committed once at the end (one `synchronous=FULL` commit at this concurrency), the answer.');
     out.push('');
     out.push(LOAD_HEAD);
     out.push(loadRow('bare Hono (body from `IncomingMessage`)', s.bare));
