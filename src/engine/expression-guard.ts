@@ -16,12 +16,22 @@
  *   passes `GUARD_LIMITS.maxHeapGrowthBytes`, or that runs while the heap is past
  *   `GUARD_LIMITS.maxHeapFraction` of its limit, is stopped.
  *
+ * - regular expressions (`$match`, `$replace`, `$split`, `$contains`): one `exec` is a single
+ *   native call no check can interrupt, and a pattern with nested quantifiers backtracks
+ *   exponentially (`/(a+)+$/` on 28 × 'a' + 'b': 31 s). V8 can switch a regex that backtracks
+ *   too much to its linear-time engine; that is turned on below, for the whole process, when the
+ *   engine is loaded (V8 reads the flag at match time, so setting it at run time works — unlike
+ *   heap sizes). The linear engine cannot run backreferences or lookaround: those still backtrack.
+ *
  * Why not a worker thread per evaluation: measured in docs/authoring.md "Limits" (a round trip
  * costs ~5× an in-process evaluation of a small expression and milliseconds for a large trigger).
  */
-import { getHeapStatistics } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import jsonata, { type Expression, type Focus as JsonataFocus } from 'jsonata';
 import { expressionLimits } from '../definition/templates.js';
+
+// After 50 000 backtracks (V8's default threshold) a regex runs on the linear-time engine instead.
+setFlagsFromString('--enable-experimental-regexp-engine-on-excessive-backtracks');
 
 export const GUARD_LIMITS = {
   /** `$pad` widths above this are refused (characters). */
