@@ -3,6 +3,7 @@
  * short whatever a file holds: its size is checked before it is read, its step count before it is
  * compiled, and the values its aliases expand to while it is parsed. docs/authoring.md "File limits".
  */
+import { positiveIntEnv } from '../common/env.js';
 
 export interface FileLimits {
   /** Bytes of one file; a larger file is not read at all. */
@@ -24,17 +25,16 @@ export const DEFAULT_MAX_STEPS = 500;
  */
 export const MAX_EXPANDED_VALUES = 1_000_000;
 
-/** The limits in force: HCM_RUNNER_MAX_FILE_BYTES and HCM_RUNNER_MAX_STEPS override the defaults. */
+/**
+ * The limits in force: HCM_RUNNER_MAX_FILE_BYTES and HCM_RUNNER_MAX_STEPS override the defaults.
+ * A value that is not a whole number of at least 1 is an error naming the variable (it used to be
+ * ignored silently, leaving the default in force while the operator believed otherwise).
+ */
 export function fileLimits(env: NodeJS.ProcessEnv = process.env): FileLimits {
   return {
-    maxFileBytes: positive(env.HCM_RUNNER_MAX_FILE_BYTES) ?? DEFAULT_MAX_FILE_BYTES,
-    maxSteps: positive(env.HCM_RUNNER_MAX_STEPS) ?? DEFAULT_MAX_STEPS,
+    maxFileBytes: positiveIntEnv(env, 'HCM_RUNNER_MAX_FILE_BYTES') ?? DEFAULT_MAX_FILE_BYTES,
+    maxSteps: positiveIntEnv(env, 'HCM_RUNNER_MAX_STEPS') ?? DEFAULT_MAX_STEPS,
   };
-}
-
-function positive(value: string | undefined): number | undefined {
-  const n = Number(value);
-  return value !== undefined && value.trim() !== '' && Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
 /** `1048576` → `1 MiB`, `300000` → `293 KiB`. */

@@ -88,4 +88,15 @@ describe('hcm-runner validate', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toMatch(/--format/);
   });
+
+  it('honours HCM_RUNNER_MAX_STEPS, and refuses a value that is not a whole number instead of ignoring it', () => {
+    const lowered = cli(['validate', 'test/fixtures/valid/hello.yaml'], { env: { HCM_RUNNER_MAX_STEPS: '1' } });
+    expect(lowered.code).toBe(1);
+    expect(lowered.stdout + lowered.stderr).toMatch(/hello\.yaml:\d+:\d+: error: steps has 2 steps; at most 1 are allowed \(HCM_RUNNER_MAX_STEPS\)/);
+    for (const [name, value] of [['HCM_RUNNER_MAX_STEPS', 'lots'], ['HCM_RUNNER_MAX_FILE_BYTES', '1.5e3x']]) {
+      const bad = cli(['validate', 'test/fixtures/valid/hello.yaml'], { env: { [name]: value } });
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toContain(`${name} must be a whole number of at least 1 (got "${value}")`);
+    }
+  });
 });
