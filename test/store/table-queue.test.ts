@@ -92,6 +92,41 @@ describe('the executions table as the queue', () => {
     expect(row).toEqual({ status: 'queued', claimed_by: null });
   });
 
+  it('a row announced while a claim for its integration is under way is claimed, not left to the poll', async () => {
+    const store = await PostgresStore.open({ databaseUrl: url, schema, tokenKey: randomBytes(32) });
+    stores.push(store);
+    const other = await PostgresStore.open({ databaseUrl: url, schema, tokenKey: randomBytes(32) });
+    stores.push(other);
+    // The fallback poll is a minute away: only the notification can get the second row claimed.
+    const queue = store.openQueue({ leaseSec: 60, pollMs: 60_000 });
+    queues.push(queue);
+    const taken: QueuedJob[] = [];
+    queue.bind({ free: () => 5 - taken.length, freeFor: (i) => (i === 'announced' ? 5 - taken.length : 0), maxInterruptions: () => 3 });
+    queue.onAvailable(() => {
+      for (let job = queue.take(() => true); job; job = queue.take(() => true)) taken.push(job);
+    });
+    await queue.recover();
+    // Hold the first claim statement in flight (the database still runs it) while another replica
+    // enqueues a second row: its NOTIFY arrives while that claim is under way.
+    const query = store.pool.query.bind(store.pool) as (...a: unknown[]) => Promise<unknown>;
+    let held = false;
+    (store.pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text ?? '';
+      if (!held && text.includes('SKIP LOCKED')) {
+        held = true;
+        const result = await query(...args);
+        await other.enqueue([{ id: randomUUID(), integration: 'announced', trigger: {}, test: false }]);
+        await new Promise((r) => setTimeout(r, 300)); // the notification is handled meanwhile
+        return result;
+      }
+      return query(...args);
+    };
+    await other.enqueue([{ id: randomUUID(), integration: 'announced', trigger: {}, test: false }]);
+    await poll(async () => (taken.length === 2 ? true : undefined), 5_000, 50);
+    expect(held).toBe(true);
+    expect(taken.map((j) => j.integration)).toEqual(['announced', 'announced']);
+  });
+
   it('an interrupted execution comes back as attempt + 1, and unchanged once interrupted too often', async () => {
     const id = randomUUID();
     const first = await replica(1, 2, 'poison');

@@ -75,8 +75,13 @@ export class TableQueue implements ExecutionQueue {
   private localWaiting = 0;
   /** Jobs taken and running here, by execution id (their leases are renewed). */
   private readonly held = new Map<string, QueuedJob>();
-  /** Integrations that may have claimable rows (NOTIFY payloads, the poll, partial claims). */
-  private readonly hinted = new Set<string>();
+  /**
+   * Integrations that may have claimable rows (NOTIFY payloads, the poll, partial claims), each
+   * with a count of the hints received: a claim that comes back short forgets an integration only
+   * if no new hint arrived while its statement ran (else the row announced meanwhile, committed
+   * after the claim's snapshot, would wait for the next poll).
+   */
+  private readonly hinted = new Map<string, number>();
   /** Cluster-wide queued counts (from the poll, adjusted locally in between). */
   private queued = { total: 0, by: {} as Record<string, number> };
   private readonly timers: NodeJS.Timeout[] = [];
@@ -137,7 +142,7 @@ export class TableQueue implements ExecutionQueue {
       // Committed rows: count them until the next poll, and claim them (here or anywhere).
       this.queued.total++;
       this.queued.by[job.integration] = (this.queued.by[job.integration] ?? 0) + 1;
-      this.hinted.add(job.integration);
+      this.hint(job.integration);
     }
     if (local) this.notify();
     if (jobs.some((j) => !j.local)) this.kick();
@@ -206,6 +211,10 @@ export class TableQueue implements ExecutionQueue {
 
   // Claiming -----------------------------------------------------------------------------------
 
+  private hint(integration: string): void {
+    this.hinted.set(integration, (this.hinted.get(integration) ?? 0) + 1);
+  }
+
   private notify(): void {
     for (const l of this.listeners) l();
   }
@@ -241,7 +250,7 @@ export class TableQueue implements ExecutionQueue {
         let room = this.binding.free() - this.lanes.size;
         if (this.stopped || room <= 0 || this.hinted.size === 0) break;
         // Random order: with few free slots, no integration always comes first.
-        const names = [...this.hinted];
+        const names = [...this.hinted.keys()];
         for (let i = names.length - 1; i > 0; i--) {
           const j = Math.floor(Math.random() * (i + 1));
           [names[i], names[j]] = [names[j]!, names[i]!];
@@ -255,11 +264,17 @@ export class TableQueue implements ExecutionQueue {
           room -= n;
         }
         if (caps.length === 0) break;
+        const hintsBefore = caps.map(([name]) => this.hinted.get(name));
         const rows = await this.claim(caps);
         const got = new Map<string, number>();
         for (const r of rows) got.set(r.integration, (got.get(r.integration) ?? 0) + 1);
-        // An integration that gave less than asked has nothing more to claim until told otherwise.
-        for (const [name, n] of caps) if ((got.get(name) ?? 0) < n) this.hinted.delete(name);
+        // An integration that gave less than asked has nothing more to claim until told otherwise —
+        // unless it was told otherwise while the claim ran: then it is claimed again in this cycle.
+        caps.forEach(([name, n], i) => {
+          if ((got.get(name) ?? 0) >= n) return;
+          if (this.hinted.get(name) === hintsBefore[i]) this.hinted.delete(name);
+          else this.cycleAgain = true;
+        });
         // Accepted even when stopping: stop() drains them and hands them back.
         for (const r of rows) this.accept(r);
         if (this.stopped) break;
@@ -365,7 +380,7 @@ export class TableQueue implements ExecutionQueue {
     let total = 0;
     for (const r of rows) {
       if (r.queued) (by[r.integration] = r.queued), (total += r.queued);
-      if (r.claimable) this.hinted.add(r.integration);
+      if (r.claimable) this.hint(r.integration);
     }
     this.queued = { total, by };
     if (this.hinted.size) this.kick();
@@ -378,7 +393,7 @@ export class TableQueue implements ExecutionQueue {
       c = await this.pool.connect();
       const client = c;
       client.on('notification', (msg) => {
-        for (const name of (msg.payload ?? '').split('\n')) if (name) this.hinted.add(name);
+        for (const name of (msg.payload ?? '').split('\n')) if (name) this.hint(name);
         if (!msg.payload) void this.poll().catch(() => undefined);
         this.kick();
       });
