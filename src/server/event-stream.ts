@@ -11,6 +11,13 @@ import { HttpError } from '../common/errors.js';
 
 /** Open streams per process above which a new one is refused with 503 (each holds a connection). */
 export const MAX_STREAMS = 100;
+/**
+ * Bytes of events one stream may hold for a reader that does not keep up (a stalled tab, a client
+ * that never reads) before the stream is ended: past it the events would pile up in memory
+ * without bound. A browser's EventSource reconnects by itself, and the console reloads what it
+ * shows from the API. One event larger than this still goes out when nothing else is waiting.
+ */
+export const MAX_PENDING_BYTES = 8 * 1024 * 1024;
 /** A comment line this often keeps proxies from closing an idle stream. */
 const HEARTBEAT_MS = 15_000;
 
@@ -50,21 +57,28 @@ function stream(runtime: Runtime, c: Context, subscribe: (send: (event: string, 
   const response = streamSSE(c, async (sse: SSEStreamingApi) => {
     let finish!: () => void;
     const ended = new Promise<void>((r) => (finish = r));
-    // Writes are chained so events keep their order even when the client reads slowly.
+    // Writes are chained so events keep their order even when the client reads slowly; what the
+    // chain holds is counted, and a reader too far behind is let go (MAX_PENDING_BYTES).
     let chain = Promise.resolve();
-    const write = (w: () => Promise<unknown>) => {
+    let pending = 0;
+    const write = (bytes: number, w: () => Promise<unknown>) => {
+      if (pending > 0 && pending + bytes > MAX_PENDING_BYTES) return finish();
+      pending += bytes;
       chain = chain.then(w).then(
-        () => undefined,
+        () => void (pending -= bytes),
         () => finish(),
       );
     };
-    const unsubscribe = subscribe((event, data) => write(() => sse.writeSSE({ event, data: JSON.stringify(data) })));
-    const heartbeat = setInterval(() => write(() => sse.write(': ping\n\n')), HEARTBEAT_MS);
+    const unsubscribe = subscribe((event, data) => {
+      const text = JSON.stringify(data);
+      write(text.length, () => sse.writeSSE({ event, data: text }));
+    });
+    const heartbeat = setInterval(() => write(10, () => sse.write(': ping\n\n')), HEARTBEAT_MS);
     heartbeat.unref();
     runtime.once('stopping', finish);
     sse.onAbort(finish);
     try {
-      write(() => sse.writeSSE({ event: 'ready', data: '{}' }));
+      write(2, () => sse.writeSSE({ event: 'ready', data: '{}' }));
       await ended;
     } finally {
       openStreams.set(runtime, (openStreams.get(runtime) ?? 1) - 1);

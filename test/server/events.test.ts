@@ -1,4 +1,5 @@
 /** Live streams of the admin API (server-sent events) and GET /api/connections. */
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -102,6 +103,34 @@ describe('GET /api/integrations/{name}/captures/stream', () => {
     stream.close();
     await s.api('DELETE', '/integrations/worker-lookup/listen');
   });
+});
+
+describe('a reader that does not read', () => {
+  it('is let go once its stream holds too much, instead of piling events up in memory', async () => {
+    expect((await s.api('POST', '/integrations/worker-lookup/listen')).status).toBe(200);
+    // A raw connection that asks for the capture stream and then reads nothing: what the server
+    // sends fills the socket buffers, then waits in the server.
+    const url = new URL(s.url);
+    const socket = connect(Number(url.port), url.hostname);
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    socket.write(`GET /api/integrations/worker-lookup/captures/stream HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${ADMIN}\r\naccept: text/event-stream\r\n\r\n`);
+    socket.pause();
+    await new Promise((r) => setTimeout(r, 200));
+    // 24 captures of ~2 MB each: ~48 MB of events, far past the socket buffers and the limit.
+    const big = { workerId: 'Employee_ID=21001', filler: 'x'.repeat(2 * 1024 * 1024) };
+    for (let i = 0; i < 24; i++) expect((await post(s.urls('worker-lookup').test, big)).status).toBe(200);
+    // Now read: the stream ends (the server let it go) after fewer events than were captured.
+    let received = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (received += chunk));
+    socket.resume();
+    await new Promise<void>((r) => socket.once('end', () => r()));
+    const captures = received.split('event: capture').length - 1;
+    expect(captures).toBeGreaterThan(0);
+    expect(captures).toBeLessThan(24);
+    socket.destroy();
+    await s.api('DELETE', '/integrations/worker-lookup/listen');
+  }, 60_000);
 });
 
 describe('shutdown', () => {
