@@ -107,7 +107,9 @@ describe('the first hour', () => {
     expect(first.stderr()).toContain(`console: ${base}/console/`);
     expect(first.stderr()).toContain(`export HCM_RUNNER_ADMIN_TOKEN=${token}`);
     expect(first.stderr()).toMatch(/admin token: created and stored in /);
-    // Not a terminal: the logs are JSON lines.
+    // Not a terminal: the logs are JSON lines. The logger writes them asynchronously, so under a
+    // loaded machine the first may come after the banner: wait for it.
+    await first.waitFor(/^\{".*"msg":/m);
     expect(first.stdout().trim().split('\n')[0]).toMatch(/^\{".*"msg":/);
 
     // A client command with no HCM_RUNNER_ADMIN_TOKEN finds the token through --data …
