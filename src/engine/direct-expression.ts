@@ -100,16 +100,11 @@ function variable(name: string): DirectEvaluator | null {
 function path(steps: AstNode[]): DirectEvaluator | null {
   if (steps.length === 0) return null;
   const [first, ...rest] = steps;
-  let start: DirectEvaluator | null;
-  let names: AstNode[];
-  if (first!.type === 'variable') {
-    start = variable(first!.value as string);
-    names = rest;
-    if (!only(first!, ['type', 'value'])) return null;
-  } else {
-    start = (input) => (Array.isArray(input) ? MISS : input);
-    names = steps;
-  }
+  // `$trigger.a.b` starts at a binding; a relative path `a.b` at the input, as `$.a.b` does.
+  const fromBinding = first!.type === 'variable';
+  if (fromBinding && !only(first!, ['type', 'value'])) return null;
+  const start = variable(fromBinding ? (first!.value as string) : '');
+  const names = fromBinding ? rest : steps;
   if (!start || names.length === 0) return null;
   if (!names.every((s) => s.type === 'name' && typeof s.value === 'string' && only(s, ['type', 'value']))) return null;
   const keys = names.map((s) => s.value as string);
