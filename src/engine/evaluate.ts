@@ -60,23 +60,18 @@ export async function evaluateTemplate(t: ValueTemplate, scope: Scope): Promise<
     case 'expr': {
       // Plain paths, literals and constructors of them: read directly, the answer JSONata gives
       // (direct-expression.ts); anything else, or any doubt, goes to JSONata below.
+      const input = 'input' in scope ? scope.input : scope.trigger;
       const direct = directEvaluator(t.expression);
       if (direct) {
-        const value = direct('input' in scope ? scope.input : scope.trigger, binding, scope);
+        const value = direct(input, binding, scope);
         if (value !== MISS) return toPlain(value);
       }
-      const bindings: Record<string, unknown> = {
-        trigger: scope.trigger,
-        steps: scope.steps,
-        errors: scope.errors,
-        config: scope.config,
-        execution: scope.execution,
-        state: scope.state,
-      };
-      if ('item' in scope) bindings.item = scope.item;
-      if (scope.index !== undefined) bindings.index = scope.index;
+      const bindings: Record<string, unknown> = {};
+      for (const name of BINDING_NAMES) {
+        const value = binding(scope, name);
+        if (value !== MISS) bindings[name] = value;
+      }
       try {
-        const input = 'input' in scope ? scope.input : scope.trigger;
         guardExpression(t.expression);
         return toPlain(await t.expression.evaluate(input, bindings));
       } catch (err) {
@@ -92,28 +87,20 @@ export async function evaluateTemplate(t: ValueTemplate, scope: Scope): Promise<
   }
 }
 
-/** The value of `$name` as the JSONata evaluation below binds it; MISS for a name it does not bind. */
+/** The variables an evaluation binds (`$trigger` …); `$item` and `$index` only inside `forEach`. */
+const ALWAYS = ['trigger', 'steps', 'errors', 'config', 'execution', 'state'] as const;
+const BINDING_NAMES = [...ALWAYS, 'item', 'index'] as const;
+const ALWAYS_BOUND: ReadonlySet<string> = new Set(ALWAYS);
+
+/**
+ * The value of `$name` in an evaluation of `scope`; MISS for a name it does not bind. The one
+ * definition of the bindings: the direct reader uses it, and JSONata's bindings are built from it.
+ */
 function binding(scope: Scope, name: string): unknown {
-  switch (name) {
-    case 'trigger':
-      return scope.trigger;
-    case 'steps':
-      return scope.steps;
-    case 'errors':
-      return scope.errors;
-    case 'config':
-      return scope.config;
-    case 'execution':
-      return scope.execution;
-    case 'state':
-      return scope.state;
-    case 'item':
-      return 'item' in scope ? scope.item : MISS;
-    case 'index':
-      return scope.index !== undefined ? scope.index : MISS;
-    default:
-      return MISS;
-  }
+  if (ALWAYS_BOUND.has(name)) return scope[name as (typeof ALWAYS)[number]];
+  if (name === 'item') return 'item' in scope ? scope.item : MISS;
+  if (name === 'index') return scope.index !== undefined ? scope.index : MISS;
+  return MISS;
 }
 
 /** JSONata sequences and frozen arrays become plain JSON values; functions are dropped. */
