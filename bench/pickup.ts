@@ -26,10 +26,14 @@ const dir = mkdtempSync(join(tmpdir(), 'hcm-pickup-'));
 writeFileSync(join(dir, 'pickup.yaml'), intakeYaml('pickup'));
 const port = 20000 + Math.floor(Math.random() * 20000);
 const admin = 'pickup-admin';
-const child = spawn(process.execPath, [join(root, 'bin', 'hcm-runner.js'), 'serve', '--dir', dir, '--port', String(port), '--database-url', `${baseUrl}?schema=${schema}`], {
-  env: { ...process.env, HCM_RUNNER_FROM_SOURCE: '1', HCM_RUNNER_ADMIN_TOKEN: admin, HCM_RUNNER_SECRET: 'pickup', HCM_RUNNER_LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'inherit', 'inherit'],
-});
+const child = spawn(
+  process.execPath,
+  [join(root, 'bin', 'hcm-runner.js'), 'serve', '--dir', dir, '--port', String(port), '--database-url', `${baseUrl}?schema=${schema}`],
+  {
+    env: { ...process.env, HCM_RUNNER_FROM_SOURCE: '1', HCM_RUNNER_ADMIN_TOKEN: admin, HCM_RUNNER_SECRET: 'pickup', HCM_RUNNER_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  },
+);
 const base = `http://127.0.0.1:${port}`;
 const api = async (path: string) => (await fetch(`${base}/api${path}`, { headers: { authorization: `Bearer ${admin}` } })).json() as Promise<any>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

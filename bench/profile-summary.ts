@@ -25,7 +25,11 @@ interface Profile {
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string' } } });
 const top = Number(values.top ?? 25);
 for (const p of positionals) {
-  const files = statSync(p).isDirectory() ? readdirSync(p).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(p, f)) : [p];
+  const files = statSync(p).isDirectory()
+    ? readdirSync(p)
+        .filter((f) => f.endsWith('.cpuprofile'))
+        .map((f) => join(p, f))
+    : [p];
   for (const f of files) summarise(f);
 }
 
@@ -61,7 +65,8 @@ function summarise(file: string): void {
   // function counted once per stack (recursion is not double counted).
   const parent = new Map<number, number>();
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const keyOf = (n: Node) => `${n.callFrame.functionName || '(anonymous)'}  ${where(n.callFrame.url)}${n.callFrame.url ? `:${n.callFrame.lineNumber + 1}` : ''}`;
+  const keyOf = (n: Node) =>
+    `${n.callFrame.functionName || '(anonymous)'}  ${where(n.callFrame.url)}${n.callFrame.url ? `:${n.callFrame.lineNumber + 1}` : ''}`;
   const incl = new Map<string, number>();
   for (const [id, us] of self) {
     const seen = new Set<string>();
@@ -77,7 +82,11 @@ function summarise(file: string): void {
   console.log('-- self time by function');
   for (const [k, us] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${k}`);
   console.log('-- total (inclusive) time by function, project code');
-  for (const [k, us] of [...incl].filter(([k]) => /src\/|bench\//.test(k)).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${k}`);
+  for (const [k, us] of [...incl]
+    .filter(([k]) => /src\/|bench\//.test(k))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top))
+    console.log(`${pct(us)}  ${k}`);
   console.log('-- self time by file / package');
   for (const [k, us] of [...byFile].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${pct(us)}  ${k}`);
 }

@@ -156,7 +156,15 @@ async function intake(opts: { databaseUrl?: string; withWorkers?: boolean } = {}
     stats = await r.call<Record<string, number>>('stats');
     await r.stop();
   }
-  const result: IntakeResult = { bare: median(bares, (x) => x.rps), bareRaw: median(bareRaws, (x) => x.rps), runner: median(runners, (x) => x.rps), recorded, store, stats, cpuPerRequestUs };
+  const result: IntakeResult = {
+    bare: median(bares, (x) => x.rps),
+    bareRaw: median(bareRaws, (x) => x.rps),
+    runner: median(runners, (x) => x.rps),
+    recorded,
+    store,
+    stats,
+    cpuPerRequestUs,
+  };
   if (opts.withWorkers) {
     const r = await runner('intake-work', { dir, databaseUrl: opts.databaseUrl, limits: { backlog: 1e9 } });
     log('intake: runner with workers on (default concurrency)');
@@ -201,7 +209,11 @@ async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
     'sync.yaml': e2eYaml('bench-e2e-sync', 'sync'),
     'async.yaml': e2eYaml('bench-e2e-async', 'async'),
   });
-  const sandbox = await startChild<{ apiUrl: string; tokenUrl: string; authorizeUrl: string; refreshToken: string }>('sandbox', {}, { nodeArgs: profileArgs });
+  const sandbox = await startChild<{ apiUrl: string; tokenUrl: string; authorizeUrl: string; refreshToken: string }>(
+    'sandbox',
+    {},
+    { nodeArgs: profileArgs },
+  );
   const limits = { concurrency: CONNECTIONS, perIntegration: CONNECTIONS, backlog: 1e6 };
   const r = await runner('e2e', {
     dir,
@@ -238,7 +250,13 @@ async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
     const c1 = (await r.call<Record<string, number>>('stats')).commits;
     const syncRuns = await r.call<Timings>('timings', { integration: 'bench-e2e-sync' });
     const n = syncRuns.rows.length - 1;
-    const result: E2EResult = { limits, sync, store: r.ready.storeKind, cpuPerExecutionUs: (cpu1 - cpu0) / n, queriesPerExecution: opts.databaseUrl ? (q1 - q0) / n : undefined };
+    const result: E2EResult = {
+      limits,
+      sync,
+      store: r.ready.storeKind,
+      cpuPerExecutionUs: (cpu1 - cpu0) / n,
+      queriesPerExecution: opts.databaseUrl ? (q1 - q0) / n : undefined,
+    };
     if (c0 !== undefined && c1 !== undefined) result.commitsPerExecution = (c1 - c0) / n;
     result.machine = {
       sandboxUs: (sb1 - sb0) / n,
@@ -257,7 +275,7 @@ async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
     const deadline = Date.now() + 30_000;
     for (;;) {
       t = await r.call<Timings>('timings', { integration: 'bench-e2e-async' });
-      if (((t.counts.queued ?? 0) + (t.counts.running ?? 0) === 0) || Date.now() > deadline) break;
+      if ((t.counts.queued ?? 0) + (t.counts.running ?? 0) === 0 || Date.now() > deadline) break;
       await sleep(200);
     }
     const inWindow = t.rows.filter(([q]) => q >= sent.startedAt && q <= sent.endedAt);
@@ -340,7 +358,17 @@ async function reload(): Promise<ReloadResult> {
   const files: Record<string, string> = { 'reload.yaml': reloadYaml('bench-reload', 0) };
   for (let i = 0; i < 20; i++) files[`filler-${i}.yaml`] = generatedYaml(i);
   writeIntegrations(dir, files);
-  const r = await runner('reload', { dir, env: { HCM_CLIENT_SECRET: 'x', HCM_REFRESH_TOKEN: 'x', HCM_API_URL: 'http://127.0.0.1:9', HCM_TOKEN_URL: 'http://127.0.0.1:9', HCM_AUTHORIZE_URL: 'http://127.0.0.1:9', HCM_CLIENT_ID: 'x' } });
+  const r = await runner('reload', {
+    dir,
+    env: {
+      HCM_CLIENT_SECRET: 'x',
+      HCM_REFRESH_TOKEN: 'x',
+      HCM_API_URL: 'http://127.0.0.1:9',
+      HCM_TOKEN_URL: 'http://127.0.0.1:9',
+      HCM_AUTHORIZE_URL: 'http://127.0.0.1:9',
+      HCM_CLIENT_ID: 'x',
+    },
+  });
   const url = r.ready.webhooks['bench-reload']!.live;
   const version = async () => ((await (await fetch(url, { method: 'POST' })).json()) as { version?: number }).version;
   const apiReload = async () => {
@@ -363,7 +391,7 @@ async function reload(): Promise<ReloadResult> {
     // Is there a file watcher? Edit once and wait without calling the API.
     await sleep(200);
     writeFileSync(join(dir, 'reload.yaml'), reloadYaml('bench-reload', 1));
-    let mode: ReloadResult['mode'] = (await waitFor(1, 3000)) ? 'watcher' : 'api';
+    const mode: ReloadResult['mode'] = (await waitFor(1, 3000)) ? 'watcher' : 'api';
     if (mode === 'api') {
       await apiReload();
       if (!(await waitFor(1, 3000))) throw new Error('reload: POST /api/reload did not apply the edit');
@@ -381,7 +409,16 @@ async function reload(): Promise<ReloadResult> {
     }
     const s = summarize(times);
     const a = summarize(api);
-    return { mode, edits: times.length, folderSize: Object.keys(files).length, p50: s.p50, p99: s.p99, max: s.max, apiP50: a.n ? a.p50 : undefined, apiP99: a.n ? a.p99 : undefined };
+    return {
+      mode,
+      edits: times.length,
+      folderSize: Object.keys(files).length,
+      p50: s.p50,
+      p99: s.p99,
+      max: s.max,
+      apiP50: a.n ? a.p50 : undefined,
+      apiP99: a.n ? a.p99 : undefined,
+    };
   } finally {
     await r.stop();
   }
@@ -406,7 +443,14 @@ async function many(): Promise<ManyResult> {
   for (let i = 0; i < count; i++) files[`generated-${String(i).padStart(4, '0')}.yaml`] = generatedYaml(i);
   const dir = writeIntegrations(join(tmp, 'many'), files);
   const empty = writeIntegrations(join(tmp, 'empty'), {});
-  const env = { HCM_CLIENT_SECRET: 'x', HCM_REFRESH_TOKEN: 'x', HCM_API_URL: 'http://127.0.0.1:9', HCM_TOKEN_URL: 'http://127.0.0.1:9', HCM_AUTHORIZE_URL: 'http://127.0.0.1:9', HCM_CLIENT_ID: 'x' };
+  const env = {
+    HCM_CLIENT_SECRET: 'x',
+    HCM_REFRESH_TOKEN: 'x',
+    HCM_API_URL: 'http://127.0.0.1:9',
+    HCM_TOKEN_URL: 'http://127.0.0.1:9',
+    HCM_AUTHORIZE_URL: 'http://127.0.0.1:9',
+    HCM_CLIENT_ID: 'x',
+  };
 
   log('load1000: startServer on an empty folder (baseline)');
   const base = await runner('empty', { dir: empty, env });
@@ -436,7 +480,9 @@ async function many(): Promise<ManyResult> {
   };
 }
 
-type ScheduleResult = { status: 'pending'; reason: string } | { status: 'measured'; ticks: number; p50: number; p99: number; max: number; min: number };
+type ScheduleResult =
+  | { status: 'pending'; reason: string }
+  | { status: 'measured'; ticks: number; p50: number; p99: number; max: number; min: number };
 
 /** `every: 1s`: firedAt − scheduledAt over ~20 ticks (needs the schedule loop). */
 async function schedule(): Promise<ScheduleResult> {
@@ -476,7 +522,10 @@ interface PgResult {
 
 function benchDatabaseUrl(): string {
   if (flags['database-url']) return flags['database-url'];
-  const out = execFileSync('bash', [join(repoRoot, 'scripts', 'ensure-postgres.sh')], { env: { ...process.env, PGDATABASE_TEST: 'hcm_bench' }, encoding: 'utf8' });
+  const out = execFileSync('bash', [join(repoRoot, 'scripts', 'ensure-postgres.sh')], {
+    env: { ...process.env, PGDATABASE_TEST: 'hcm_bench' },
+    encoding: 'utf8',
+  });
   return out.trim().split('\n').pop()!;
 }
 
@@ -495,7 +544,11 @@ async function resetPgDatabase(url: string): Promise<void> {
 }
 
 async function postgres(): Promise<PgResult> {
-  const queue = existsSync(join(repoRoot, 'src', 'store', 'postgres', 'table-queue.ts')) ? 'table' : existsSync(join(repoRoot, 'src', 'runtime', 'pg-queue.ts')) ? 'pg-boss' : 'in-process';
+  const queue = existsSync(join(repoRoot, 'src', 'store', 'postgres', 'table-queue.ts'))
+    ? 'table'
+    : existsSync(join(repoRoot, 'src', 'runtime', 'pg-queue.ts'))
+      ? 'pg-boss'
+      : 'in-process';
   let url: string;
   try {
     url = benchDatabaseUrl();
@@ -552,23 +605,44 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
   out.push(row(['Commit', `${commit}${dirty}`]));
   out.push(row(['Machine', `${cpu.length} × ${cpu[0]?.model ?? 'unknown CPU'}, ${mb(totalmem())} RAM (${mb(freemem())} free at the end)`]));
   out.push(row(['Node', process.version]));
-  const generator = closedLoopGenerator() === 'wrk' ? 'wrk (C, one thread) for closed-loop runs; autocannon for fixed-rate runs' : 'autocannon (programmatic; wrk not available)';
-  out.push(row(['Load generator', `${generator}, ${CONNECTIONS} connections unless noted, ${WARMUP} s warm-up + ${DURATION} s measured${QUICK ? ' (**--quick**: short runs, indicative only)' : ''}`]));
+  const generator =
+    closedLoopGenerator() === 'wrk'
+      ? 'wrk (C, one thread) for closed-loop runs; autocannon for fixed-rate runs'
+      : 'autocannon (programmatic; wrk not available)';
+  out.push(
+    row([
+      'Load generator',
+      `${generator}, ${CONNECTIONS} connections unless noted, ${WARMUP} s warm-up + ${DURATION} s measured${QUICK ? ' (**--quick**: short runs, indicative only)' : ''}`,
+    ]),
+  );
   out.push(row(['Processes', 'the server under test and the load generator each in their own process; the HCM sandbox in a third']));
-  out.push(row(['Code under test', `${CODE}; every process started with the runner's Node flags (\`${productNodeFlags().join(' ') || 'none'}\`, from bin/hcm-runner.js)`]));
+  out.push(
+    row([
+      'Code under test',
+      `${CODE}; every process started with the runner's Node flags (\`${productNodeFlags().join(' ') || 'none'}\`, from bin/hcm-runner.js)`,
+    ]),
+  );
   out.push(row(['Run time', `${Math.round(elapsedSec)} s`]));
   out.push('');
-  out.push('Latencies are client-side (the µs histogram of wrk, or autocannon per response at full precision) unless noted. Other processes on the machine (e.g. test runs) disturb the figures; compare numbers from the same run.');
+  out.push(
+    'Latencies are client-side (the µs histogram of wrk, or autocannon per response at full precision) unless noted. Other processes on the machine (e.g. test runs) disturb the figures; compare numbers from the same run.',
+  );
   out.push('');
 
   if (res.intake) {
     const i = res.intake;
     const best = Math.max(i.bare.rps, i.bareRaw.rps);
     const ratio = i.runner.rps / best;
-    targets.push(['Webhook intake ≥ 60 % of bare Hono requests/s', `${(ratio * 100).toFixed(0)} % (of the faster bare variant)`, ratio >= 0.6 ? 'yes' : 'no']);
+    targets.push([
+      'Webhook intake ≥ 60 % of bare Hono requests/s',
+      `${(ratio * 100).toFixed(0)} % (of the faster bare variant)`,
+      ratio >= 0.6 ? 'yes' : 'no',
+    ]);
     out.push('## 1. Webhook intake (async, durable, SQLite)');
     out.push('');
-    out.push('`POST /webhooks/{token}` with a ~300-byte JSON body; the runner answers `200 {"executionId"}` after the `queued` row is committed and on disk (WAL, group commit; a batch\'s WAL fsync runs off the event loop, docs/server.md). The workers are paused (`concurrency: 0`) so this is intake alone; the second runner row has them running the trivial step at the default concurrency. The bare Hono server is the same @hono/node-server with a route that parses the JSON body and answers the same 200 JSON, in two variants: idiomatic (`await c.req.json()`, through the web `Request`) and minimal (the body read straight from Node\'s `IncomingMessage`, as the runner does, then `JSON.parse`). The headline ratio is against the faster of the two.');
+    out.push(
+      '`POST /webhooks/{token}` with a ~300-byte JSON body; the runner answers `200 {"executionId"}` after the `queued` row is committed and on disk (WAL, group commit; a batch\'s WAL fsync runs off the event loop, docs/server.md). The workers are paused (`concurrency: 0`) so this is intake alone; the second runner row has them running the trivial step at the default concurrency. The bare Hono server is the same @hono/node-server with a route that parses the JSON body and answers the same 200 JSON, in two variants: idiomatic (`await c.req.json()`, through the web `Request`) and minimal (the body read straight from Node\'s `IncomingMessage`, as the runner does, then `JSON.parse`). The headline ratio is against the faster of the two.',
+    );
     out.push('');
     out.push(LOAD_HEAD);
     out.push(loadRow('bare Hono, `c.req.json()`', i.bare));
@@ -576,7 +650,9 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     out.push(loadRow('hcm-runner intake', i.runner));
     if (i.runnerWorking) out.push(loadRow('hcm-runner intake, workers running', i.runnerWorking));
     out.push('');
-    out.push(`**Ratio: ${(ratio * 100).toFixed(0)} % of the faster bare Hono's requests/s** (${((i.runner.rps / i.bare.rps) * 100).toFixed(0)} % of idiomatic, ${((i.runner.rps / i.bareRaw.rps) * 100).toFixed(0)} % of minimal; target ≥ 60 %). Rows recorded \`queued\` in the store: ${int(i.recorded)} (every accepted request of warm-up and measurement)${i.stats?.enqueueCommits ? `, in ${int(i.stats.enqueueCommits)} group commits (${f1(i.stats.enqueueCalls! / i.stats.enqueueCommits)} executions per commit)` : ''}. Runner CPU per accepted request: **${int(i.cpuPerRequestUs)} µs** (user + system; less sensitive to other load on the machine than requests/s).`);
+    out.push(
+      `**Ratio: ${(ratio * 100).toFixed(0)} % of the faster bare Hono's requests/s** (${((i.runner.rps / i.bare.rps) * 100).toFixed(0)} % of idiomatic, ${((i.runner.rps / i.bareRaw.rps) * 100).toFixed(0)} % of minimal; target ≥ 60 %). Rows recorded \`queued\` in the store: ${int(i.recorded)} (every accepted request of warm-up and measurement)${i.stats?.enqueueCommits ? `, in ${int(i.stats.enqueueCommits)} group commits (${f1(i.stats.enqueueCalls! / i.stats.enqueueCommits)} executions per commit)` : ''}. Runner CPU per accepted request: **${int(i.cpuPerRequestUs)} µs** (user + system; less sensitive to other load on the machine than requests/s).`,
+    );
     out.push('');
   }
   if (res.e2e) out.push(...e2eSection('## 2. End to end: webhook → core.transform → HCM GET (SQLite)', res.e2e, targets, true));
@@ -587,24 +663,36 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     targets.push(['Sync webhook overhead p50 < 1 ms', `${f2(d50)} ms`, d50 < 1 ? 'yes' : 'no']);
     out.push('## 3. Sync webhook overhead');
     out.push('');
-    out.push('One connection (requests back to back), so the latency is the per-request cost, not queueing. The runner runs a sync webhook with one `core.transform` step: intake, the run from memory, its record committed once at the end (one `synchronous=FULL` commit at this concurrency), the answer.');
+    out.push(
+      'One connection (requests back to back), so the latency is the per-request cost, not queueing. The runner runs a sync webhook with one `core.transform` step: intake, the run from memory, its record committed once at the end (one `synchronous=FULL` commit at this concurrency), the answer.',
+    );
     out.push('');
     out.push(LOAD_HEAD);
     out.push(loadRow('bare Hono (body from `IncomingMessage`)', s.bare));
     out.push(loadRow('hcm-runner, sync, 1 step', s.runner));
     out.push('');
-    out.push(`**Overhead over bare Hono: p50 ${f2(d50)} ms, p99 ${f2(d99)} ms** (target p50 < 1 ms). Runner CPU per sync request: ${int(s.cpuPerRequestUs)} µs.`);
+    out.push(
+      `**Overhead over bare Hono: p50 ${f2(d50)} ms, p99 ${f2(d99)} ms** (target p50 < 1 ms). Runner CPU per sync request: ${int(s.cpuPerRequestUs)} µs.`,
+    );
     out.push('');
   }
   if (res.reload) {
     const r = res.reload;
-    targets.push([`Hot reload p50 < 200 ms${r.mode === 'api' ? ' (POST /api/reload — no watcher yet)' : ''}`, `${f1(r.p50)} ms`, r.p50 < 200 ? 'yes' : 'no']);
+    targets.push([
+      `Hot reload p50 < 200 ms${r.mode === 'api' ? ' (POST /api/reload — no watcher yet)' : ''}`,
+      `${f1(r.p50)} ms`,
+      r.p50 < 200 ? 'yes' : 'no',
+    ]);
     out.push('## 4. Hot reload');
     out.push('');
     if (r.mode === 'watcher') {
-      out.push(`File watcher: write the file, then poll the (sync) webhook every ~2 ms until it answers the new version. ${r.edits} edits of one integration in a folder of ${r.folderSize} files.`);
+      out.push(
+        `File watcher: write the file, then poll the (sync) webhook every ~2 ms until it answers the new version. ${r.edits} edits of one integration in a folder of ${r.folderSize} files.`,
+      );
     } else {
-      out.push(`**No file watcher in this build**: measured write → \`POST /api/reload\` → polled the (sync) webhook until it answered the new version. ${r.edits} edits of one integration in a folder of ${r.folderSize} files. Re-run when the watcher lands (the scenario detects it).`);
+      out.push(
+        `**No file watcher in this build**: measured write → \`POST /api/reload\` → polled the (sync) webhook until it answered the new version. ${r.edits} edits of one integration in a folder of ${r.folderSize} files. Re-run when the watcher lands (the scenario detects it).`,
+      );
     }
     out.push('');
     out.push('| | p50 ms | p99 ms | max ms |\n|---|---|---|---|');
@@ -618,7 +706,9 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     targets.push(['… under 300 MB', `${mb(m.serverRss)} RSS`, m.serverRss < 300 * 1048576 ? 'yes' : 'no']);
     out.push('## 4b. 1 000 integrations');
     out.push('');
-    out.push('Generated files (9 in 10 webhooks with an HCM connection, `if`, `retry`, `core.respond` and five expressions; 1 in 10 cron schedules), each process fresh. `startServer` includes opening a new SQLite store, compiling every file and creating the webhook tokens; RSS after a GC.');
+    out.push(
+      'Generated files (9 in 10 webhooks with an HCM connection, `if`, `retry`, `core.respond` and five expressions; 1 in 10 cron schedules), each process fresh. `startServer` includes opening a new SQLite store, compiling every file and creating the webhook tokens; RSS after a GC.',
+    );
     out.push('');
     out.push('| | time | RSS | heap used |\n|---|---|---|---|');
     out.push(row(['`startServer`, empty folder (baseline)', `${f1(m.baselineStartMs)} ms`, mb(m.baselineRss), '']));
@@ -632,7 +722,9 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     out.push('');
     if (s.status === 'pending') {
       targets.push(['Schedule jitter (`every: 1s`)', 'pending', '–']);
-      out.push(`**Pending**: ${s.reason}. The scenario (\`every: 1s\`, firedAt − scheduledAt over ${SCHEDULE_TICKS} ticks) is in bench/run.ts and runs as soon as the schedule loop lands.`);
+      out.push(
+        `**Pending**: ${s.reason}. The scenario (\`every: 1s\`, firedAt − scheduledAt over ${SCHEDULE_TICKS} ticks) is in bench/run.ts and runs as soon as the schedule loop lands.`,
+      );
     } else {
       targets.push(['Schedule jitter (`every: 1s`), p99', `${f1(s.p99)} ms`, '(no target)']);
       out.push(`\`every: 1s\`, \`$trigger.firedAt − $trigger.scheduledAt\` over ${s.ticks} ticks (the first tick dropped).`);
@@ -652,8 +744,8 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
         p.queue === 'table'
           ? 'PostgreSQL store, the `executions` table as the queue (`--database-url`; claims with leases, LISTEN/NOTIFY wake-ups), local PostgreSQL on the same machine (it shares the 2 cores).'
           : p.queue === 'pg-boss'
-          ? 'PostgreSQL store and the pg-boss queue (`--database-url`), local PostgreSQL on the same machine (it shares the 2 cores).'
-          : '**The pg-boss queue is not in this build (pending)**: these figures are the PostgreSQL *store* with the in-process queue, i.e. what `--database-url` does today. Local PostgreSQL on the same machine (it shares the 2 cores).',
+            ? 'PostgreSQL store and the pg-boss queue (`--database-url`), local PostgreSQL on the same machine (it shares the 2 cores).'
+            : '**The pg-boss queue is not in this build (pending)**: these figures are the PostgreSQL *store* with the in-process queue, i.e. what `--database-url` does today. Local PostgreSQL on the same machine (it shares the 2 cores).',
       );
       out.push('');
       if (p.intake) {
@@ -670,13 +762,17 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
       if (p.sync) {
         const d50 = p.sync.runner.p50 - p.sync.bare.p50;
         targets.push(['PostgreSQL sync webhook overhead p50 < 3 ms', `${f2(d50)} ms`, d50 < 3 ? 'yes' : 'no']);
-        out.push('Sync webhook overhead on PostgreSQL (as in section 3: one connection, one `core.transform` step; the row is written once, when the run ends):');
+        out.push(
+          'Sync webhook overhead on PostgreSQL (as in section 3: one connection, one `core.transform` step; the row is written once, when the run ends):',
+        );
         out.push('');
         out.push(LOAD_HEAD);
         out.push(loadRow('bare Hono (body from `IncomingMessage`)', p.sync.bare));
         out.push(loadRow('hcm-runner, sync, 1 step, PostgreSQL', p.sync.runner));
         out.push('');
-        out.push(`**Overhead over bare Hono: p50 ${f2(d50)} ms, p99 ${f2(p.sync.runner.p99 - p.sync.bare.p99)} ms** (target p50 < 3 ms). Runner CPU per sync request: ${int(p.sync.cpuPerRequestUs)} µs; PostgreSQL statements per request: ${f2(p.sync.queriesPerRequest ?? NaN)}.`);
+        out.push(
+          `**Overhead over bare Hono: p50 ${f2(d50)} ms, p99 ${f2(p.sync.runner.p99 - p.sync.bare.p99)} ms** (target p50 < 3 ms). Runner CPU per sync request: ${int(p.sync.cpuPerRequestUs)} µs; PostgreSQL statements per request: ${f2(p.sync.queriesPerRequest ?? NaN)}.`,
+        );
         out.push('');
       }
       if (p.e2e) {
@@ -699,30 +795,43 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
   }
   out.push('## Reproduce');
   out.push('');
-  out.push('```sh\nnpm run bench                 # everything, ~5 minutes; writes this file\nnpm run bench -- --quick      # 2 s per scenario\nnpm run bench -- --only intake,sync --out -   # a subset, printed\n```');
+  out.push(
+    '```sh\nnpm run bench                 # everything, ~5 minutes; writes this file\nnpm run bench -- --quick      # 2 s per scenario\nnpm run bench -- --only intake,sync --out -   # a subset, printed\n```',
+  );
   out.push('');
   return out.join('\n');
 }
 
 function e2eSection(title: string, e: E2EResult, targets: string[][] | undefined, withTargets: boolean): string[] {
   const out: string[] = [title, ''];
-  if (withTargets && targets) targets.push(['≥ 2 500 end-to-end executions/s (2 cores)', `${int(e.sync.rps)}/s (closed loop)`, e.sync.rps >= 2500 ? 'yes' : 'no']);
-  out.push(`Two steps: \`core.transform\`, then \`hcm.getStaffingWorkerById\` (OAuth bearer, access token cached) against the HCM sandbox in its own process. Runner limits: \`concurrency ${e.limits.concurrency}\`, \`integration-concurrency ${e.limits.perIntegration}\` (the defaults 16/4 would cap one integration at 4 runs at once).`);
+  if (withTargets && targets)
+    targets.push(['≥ 2 500 end-to-end executions/s (2 cores)', `${int(e.sync.rps)}/s (closed loop)`, e.sync.rps >= 2500 ? 'yes' : 'no']);
+  out.push(
+    `Two steps: \`core.transform\`, then \`hcm.getStaffingWorkerById\` (OAuth bearer, access token cached) against the HCM sandbox in its own process. Runner limits: \`concurrency ${e.limits.concurrency}\`, \`integration-concurrency ${e.limits.perIntegration}\` (the defaults 16/4 would cap one integration at 4 runs at once).`,
+  );
   out.push('');
-  out.push(`- **Closed loop** (sync mode, ${e.sync.connections} connections, each waits for its execution to finish): steady state by construction; latency = request → execution finished and answered.`);
+  out.push(
+    `- **Closed loop** (sync mode, ${e.sync.connections} connections, each waits for its execution to finish): steady state by construction; latency = request → execution finished and answered.`,
+  );
   out.push(LOAD_HEAD.replace('requests/s', 'executions/s'));
   out.push(loadRow('closed loop, sync', e.sync));
   out.push('');
-  out.push(`Runner CPU per execution (closed loop): **${int(e.cpuPerExecutionUs)} µs** (user + system; the sandbox and the load generator use their own)${e.queriesPerExecution === undefined ? '' : `; PostgreSQL statements per execution: ${f2(e.queriesPerExecution)}`}${e.commitsPerExecution === undefined ? '' : `; store commits per execution: ${f2(e.commitsPerExecution)}`}.`);
+  out.push(
+    `Runner CPU per execution (closed loop): **${int(e.cpuPerExecutionUs)} µs** (user + system; the sandbox and the load generator use their own)${e.queriesPerExecution === undefined ? '' : `; PostgreSQL statements per execution: ${f2(e.queriesPerExecution)}`}${e.commitsPerExecution === undefined ? '' : `; store commits per execution: ${f2(e.commitsPerExecution)}`}.`,
+  );
   out.push('');
   if (e.machine) {
     const m = e.machine;
-    out.push(`The whole machine per execution (closed loop): **${int(m.allUs)} µs** of CPU over its ${m.cores} cores — the runner ${int(e.cpuPerExecutionUs)}, the HCM sandbox ${int(m.sandboxUs)}, the load generator, the kernel's network stack and anything else ${int(Math.max(0, m.allUs - e.cpuPerExecutionUs - m.sandboxUs))} — with ${pct(m.idle)} of the cores' time idle. At that cost the cores could carry at most ${int((m.cores * 1e6) / m.allUs)} executions/s; the runner runs its executions on one event loop, so its own ceiling is near 1 s ÷ its main thread's CPU per execution${m.runnerMainUs === undefined ? '' : ` (${int(m.runnerMainUs)} µs: ${int(1e6 / m.runnerMainUs)}/s; the rest of the runner's CPU is the garbage collector's helper threads and libuv's pool)`}.`);
+    out.push(
+      `The whole machine per execution (closed loop): **${int(m.allUs)} µs** of CPU over its ${m.cores} cores — the runner ${int(e.cpuPerExecutionUs)}, the HCM sandbox ${int(m.sandboxUs)}, the load generator, the kernel's network stack and anything else ${int(Math.max(0, m.allUs - e.cpuPerExecutionUs - m.sandboxUs))} — with ${pct(m.idle)} of the cores' time idle. At that cost the cores could carry at most ${int((m.cores * 1e6) / m.allUs)} executions/s; the runner runs its executions on one event loop, so its own ceiling is near 1 s ÷ its main thread's CPU per execution${m.runnerMainUs === undefined ? '' : ` (${int(m.runnerMainUs)} µs: ${int(1e6 / m.runnerMainUs)}/s; the rest of the runner's CPU is the garbage collector's helper threads and libuv's pool)`}.`,
+    );
     out.push('');
   }
   if (e.async) {
     const a = e.async;
-    out.push(`- **Open loop** (async mode at ${int(a.targetRate)} requests/s ≈ 80 % of the closed-loop rate): latency from the stored records, \`finishedAt − queuedAt\` of the ${int(a.executions)} executions queued in the measurement window.`);
+    out.push(
+      `- **Open loop** (async mode at ${int(a.targetRate)} requests/s ≈ 80 % of the closed-loop rate): latency from the stored records, \`finishedAt − queuedAt\` of the ${int(a.executions)} executions queued in the measurement window.`,
+    );
     out.push('');
     out.push('| requests/s sent | executions finished/s | p50 ms | p99 ms | max ms | failed | unfinished |\n|---|---|---|---|---|---|---|');
     out.push(row([int(a.sent.rps), int(a.ratePerSec), f1(a.p50), f1(a.p99), f1(a.max), a.failed, a.leftUnfinished]));
@@ -749,9 +858,9 @@ try {
 }
 const md = report(results, startedAt, (Date.now() - startedAt.getTime()) / 1000);
 if (flags.json) writeFileSync(flags.json, JSON.stringify(results, null, 2));
-if (OUT === '-') process.stdout.write(md + '\n');
+if (OUT === '-') process.stdout.write(`${md}\n`);
 else {
-  writeFileSync(OUT, md + '\n');
+  writeFileSync(OUT, `${md}\n`);
   log(`wrote ${OUT}`);
 }
 process.exit(0);

@@ -18,7 +18,10 @@ export default function setup(): void {
   }
   if (process.env.HCM_TEST_DATABASE_URL) return;
   try {
-    process.env.HCM_TEST_DATABASE_URL = execFileSync('bash', [script('ensure-postgres.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+    process.env.HCM_TEST_DATABASE_URL = execFileSync('bash', [script('ensure-postgres.sh')], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }).trim();
   } catch {
     // The PostgreSQL tests fail with the script's message; everything else still runs.
   }

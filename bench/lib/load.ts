@@ -59,10 +59,21 @@ export function summarize(values: number[]): { p50: number; p90: number; p99: nu
   const a = Float64Array.from(values).sort();
   let sum = 0;
   for (const v of a) sum += v;
-  return { p50: percentile(a, 50), p90: percentile(a, 90), p99: percentile(a, 99), max: a.length ? a[a.length - 1]! : NaN, mean: a.length ? sum / a.length : NaN, n: a.length };
+  return {
+    p50: percentile(a, 50),
+    p90: percentile(a, 90),
+    p99: percentile(a, 99),
+    max: a.length ? a[a.length - 1]! : NaN,
+    mean: a.length ? sum / a.length : NaN,
+    n: a.length,
+  };
 }
 
-function run(o: LoadOptions, durationSec: number, onResponse?: (status: number, ms: number) => void): Promise<{ result: Awaited<ReturnType<typeof autocannon>>; startedAt: number; endedAt: number }> {
+function run(
+  o: LoadOptions,
+  durationSec: number,
+  onResponse?: (status: number, ms: number) => void,
+): Promise<{ result: Awaited<ReturnType<typeof autocannon>>; startedAt: number; endedAt: number }> {
   const startedAt = Date.now();
   const inst = autocannon({
     url: o.url,

@@ -23,7 +23,12 @@ const TICK_US = 10_000;
 export function machineCpu(): MachineCpu {
   try {
     // cpu  user nice system idle iowait irq softirq steal guest guest_nice
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number) as number[];
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+      .split('\n', 1)[0]!
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number) as number[];
     const busy = user! + nice! + system! + irq! + softirq! + steal!;
     return { busyUs: busy * TICK_US, totalUs: (busy + idle! + iowait!) * TICK_US };
   } catch {

@@ -23,7 +23,9 @@ export async function product<T>(path: string): Promise<T> {
 /** Compiles src/ to dist/ (incremental: seconds when nothing changed), so the bench runs the code as it is now. */
 export function buildProduct(): string {
   if (fromSource) return 'TypeScript sources through tsx (BENCH_SOURCE=src)';
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], {
+    stdio: 'inherit',
+  });
   return 'the compiled dist/ (as `npm start` runs it)';
 }
 

@@ -27,7 +27,11 @@ export function wrkAvailable(): boolean {
   };
   if (!has() && process.getuid?.() === 0 && !process.env.HCM_BENCH_NO_INSTALL) {
     try {
-      execFileSync('bash', ['-c', 'apt-get install -y wrk >/dev/null 2>&1 || (apt-get update >/dev/null 2>&1 && apt-get install -y wrk >/dev/null 2>&1)'], { stdio: 'ignore', timeout: 180_000 });
+      execFileSync(
+        'bash',
+        ['-c', 'apt-get install -y wrk >/dev/null 2>&1 || (apt-get update >/dev/null 2>&1 && apt-get install -y wrk >/dev/null 2>&1)'],
+        { stdio: 'ignore', timeout: 180_000 },
+      );
     } catch {
       // autocannon it is
     }
@@ -71,7 +75,14 @@ end
 let scriptPath: string | undefined;
 
 /** One wrk run: `connections` connections on one thread for `durationSec`; latencies in ms. */
-export function runWrk(o: { url: string; method?: string; headers?: Record<string, string>; body?: string; connections: number; durationSec: number }): Promise<WrkRun> {
+export function runWrk(o: {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  durationSec: number;
+}): Promise<WrkRun> {
   scriptPath ??= (() => {
     const p = join(mkdtempSync(join(tmpdir(), 'hcm-wrk-')), 'bench.lua');
     writeFileSync(p, SCRIPT);
@@ -85,7 +96,16 @@ export function runWrk(o: { url: string; method?: string; headers?: Record<strin
       .map(([k, v]) => `${k}:${v}`)
       .join('\n'),
   };
-  const args = ['-t1', `-c${Math.max(1, o.connections)}`, `-d${Math.max(1, Math.round(o.durationSec))}s`, '--timeout', '30s', '-s', scriptPath, o.url];
+  const args = [
+    '-t1',
+    `-c${Math.max(1, o.connections)}`,
+    `-d${Math.max(1, Math.round(o.durationSec))}s`,
+    '--timeout',
+    '30s',
+    '-s',
+    scriptPath,
+    o.url,
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn('wrk', args, { env });
     let err = '';

@@ -29,7 +29,11 @@ app.all('/raw/:token', async (c) => {
 
 const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
   serveParent(
-    { url: `http://127.0.0.1:${info.port}`, webhookUrl: `http://127.0.0.1:${info.port}/webhooks/bare-token`, rawUrl: `http://127.0.0.1:${info.port}/raw/bare-token` },
+    {
+      url: `http://127.0.0.1:${info.port}`,
+      webhookUrl: `http://127.0.0.1:${info.port}/webhooks/bare-token`,
+      rawUrl: `http://127.0.0.1:${info.port}/raw/bare-token`,
+    },
     {
       stop: () => {
         server.close(() => process.exit(0));

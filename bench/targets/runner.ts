@@ -64,7 +64,13 @@ for (const e of server.integrations) {
   if (u) webhooks[e.name] = u;
 }
 
-type Row = { queued_at: string | Date; started_at: string | Date | null; finished_at: string | Date | null; status: string; trigger?: string | object };
+type Row = {
+  queued_at: string | Date;
+  started_at: string | Date | null;
+  finished_at: string | Date | null;
+  status: string;
+  trigger?: string | object;
+};
 const ms = (v: string | Date | null) => (v === null || v === undefined ? null : v instanceof Date ? v.getTime() : Date.parse(v));
 
 /** Raw rows of one integration, straight from the store's table (SQLite or PostgreSQL). */
@@ -85,7 +91,14 @@ async function rows(integration: string, withTrigger = false): Promise<Row[]> {
 }
 
 serveParent(
-  { url: server.url, adminToken: server.adminToken, webhooks, startMs, integrations: server.integrations.length, storeKind: server.runtime.store.kind },
+  {
+    url: server.url,
+    adminToken: server.adminToken,
+    webhooks,
+    startMs,
+    integrations: server.integrations.length,
+    storeKind: server.runtime.store.kind,
+  },
   {
     /** [queuedAt, startedAt, finishedAt] in epoch ms, plus status counts. */
     timings: async ({ integration }: { integration: string }) => {

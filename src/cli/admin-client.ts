@@ -88,8 +88,10 @@ export class AdminClient {
 }
 
 function unauthorizedHint(source: AdminTokenSource): string {
-  if (source.from === 'env') return ` (the server does not accept ${ADMIN_TOKEN_ENV}; unset it to use the token in ${source.file}, or set the one the server printed)`;
-  if (source.from === 'file') return ` (the server does not accept the token in ${source.file}: pass --data with the server's data directory, or set ${ADMIN_TOKEN_ENV})`;
+  if (source.from === 'env')
+    return ` (the server does not accept ${ADMIN_TOKEN_ENV}; unset it to use the token in ${source.file}, or set the one the server printed)`;
+  if (source.from === 'file')
+    return ` (the server does not accept the token in ${source.file}: pass --data with the server's data directory, or set ${ADMIN_TOKEN_ENV})`;
   return ` (no admin token: ${ADMIN_TOKEN_ENV} is not set and ${source.file} does not exist — pass --data with the server's data directory, or set ${ADMIN_TOKEN_ENV} to the token the server printed)`;
 }
 
@@ -108,7 +110,7 @@ export async function runClient(fn: () => Promise<void>): Promise<number> {
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 export const enc = encodeURIComponent;

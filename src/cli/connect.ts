@@ -34,14 +34,17 @@ export async function connectCommand(argv: string[]): Promise<number> {
     connectUsage,
   );
   if (values.help) {
-    process.stdout.write(connectUsage + '\n');
+    process.stdout.write(`${connectUsage}\n`);
     return 0;
   }
   if (positionals.length !== 2) throw new UsageError(`expected <integration> <connection>\n\n${connectUsage}`);
   const [integrationArg, connectionName] = positionals as [string, string];
   const integration = findIntegration(integrationArg, values.dir as string);
   const def = integration.connections[connectionName];
-  if (!def) throw new UsageError(`integration ${integration.name} has no connection "${connectionName}" (it has: ${Object.keys(integration.connections).join(', ') || 'none'})`);
+  if (!def)
+    throw new UsageError(
+      `integration ${integration.name} has no connection "${connectionName}" (it has: ${Object.keys(integration.connections).join(', ') || 'none'})`,
+    );
   if (def.type !== 'hcm-oauth2') throw new UsageError(`connection ${connectionName} is of type ${def.type}; connect handles hcm-oauth2`);
 
   const viaServer = await authorizeThroughServer(integration.name, connectionName, values.data as string);
@@ -74,14 +77,21 @@ export async function connectCommand(argv: string[]): Promise<number> {
  * it and stores the tokens where every replica reads them. Needs the admin token
  * (HCM_RUNNER_ADMIN_TOKEN, else the one stored in the data directory).
  */
-async function authorizeThroughServer(integration: string, connection: string, dataDir: string): Promise<{ server: string; url: string } | undefined> {
+async function authorizeThroughServer(
+  integration: string,
+  connection: string,
+  dataDir: string,
+): Promise<{ server: string; url: string } | undefined> {
   const client = new AdminClient(undefined, dataDir);
   try {
     await request(`${client.base}/healthz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.body.dump());
   } catch {
     return undefined; // nothing listening: run our own callback listener
   }
-  const answer = await client.call<{ url: string }>('POST', `/integrations/${encodeURIComponent(integration)}/connections/${encodeURIComponent(connection)}/authorize`);
+  const answer = await client.call<{ url: string }>(
+    'POST',
+    `/integrations/${encodeURIComponent(integration)}/connections/${encodeURIComponent(connection)}/authorize`,
+  );
   return { server: client.base, url: answer.url };
 }
 

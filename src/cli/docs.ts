@@ -22,7 +22,7 @@ export const renderSchemaWithHints = renderIntegrationSchema;
 export async function docsCommand(argv: string[]): Promise<number> {
   const { values } = parse(argv, {}, usage);
   if (values.help) {
-    process.stdout.write(usage + '\n');
+    process.stdout.write(`${usage}\n`);
     return 0;
   }
   const target = fileURLToPath(new URL('../../docs/connectors/hcm.md', import.meta.url));
@@ -32,6 +32,8 @@ export async function docsCommand(argv: string[]): Promise<number> {
   writeFileSync(validatorModulePath, renderValidatorModule(JSON.parse(schema) as Record<string, unknown>));
   writeFileSync(inputValidatorsModulePath, renderInputValidatorsModule(allActions));
   const triggers = writeTriggerDocs();
-  process.stdout.write(`wrote ${target}\nwrote ${integrationSchemaPath}\nwrote ${validatorModulePath}\nwrote ${inputValidatorsModulePath}\nwrote ${triggers}\n`);
+  process.stdout.write(
+    `wrote ${target}\nwrote ${integrationSchemaPath}\nwrote ${validatorModulePath}\nwrote ${inputValidatorsModulePath}\nwrote ${triggers}\n`,
+  );
   return 0;
 }

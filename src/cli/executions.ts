@@ -29,7 +29,7 @@ export async function executionsCommand(argv: string[]): Promise<number> {
     executionsUsage,
   );
   if (values.help) {
-    process.stdout.write(executionsUsage + '\n');
+    process.stdout.write(`${executionsUsage}\n`);
     return 0;
   }
   const [sub, id, ...extra] = positionals;
@@ -46,10 +46,16 @@ export async function executionsCommand(argv: string[]): Promise<number> {
         const rows = await client.call<Summary[]>('GET', `/executions?${q}`);
         if (values.json) return printJson(rows);
         for (const r of rows) {
-          const extraInfo = [r.test ? 'test' : '', r.attempt > 1 ? `attempt ${r.attempt}` : '', r.durationMs !== undefined ? `${Math.round(r.durationMs)}ms` : '']
+          const extraInfo = [
+            r.test ? 'test' : '',
+            r.attempt > 1 ? `attempt ${r.attempt}` : '',
+            r.durationMs !== undefined ? `${Math.round(r.durationMs)}ms` : '',
+          ]
             .filter(Boolean)
             .join(', ');
-          process.stdout.write(`${r.id}  ${r.status.padEnd(9)}  ${r.integration}  ${r.queuedAt ?? ''}${extraInfo ? `  (${extraInfo})` : ''}${r.error ? `  ${r.error.message}` : ''}\n`);
+          process.stdout.write(
+            `${r.id}  ${r.status.padEnd(9)}  ${r.integration}  ${r.queuedAt ?? ''}${extraInfo ? `  (${extraInfo})` : ''}${r.error ? `  ${r.error.message}` : ''}\n`,
+          );
         }
         if (rows.length === 0) process.stderr.write('no executions\n');
       });

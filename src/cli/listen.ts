@@ -40,7 +40,7 @@ export async function listenCommand(argv: string[]): Promise<number> {
     listenUsage,
   );
   if (values.help) {
-    process.stdout.write(listenUsage + '\n');
+    process.stdout.write(`${listenUsage}\n`);
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError(`expected exactly one integration NAME\n\n${listenUsage}`);
@@ -62,7 +62,9 @@ export async function listenCommand(argv: string[]): Promise<number> {
     const r = await client.call<{ listening: boolean; testUrl?: string }>('POST', `/integrations/${enc(name)}/listen`);
     const target = r.testUrl ?? 'the test URL';
     if (values['no-follow']) {
-      process.stdout.write(`listening: requests to ${target} are captured\nsee them with GET /api/integrations/${name}/captures; save one with: ${saveHint('CAPTURE_ID')}\n`);
+      process.stdout.write(
+        `listening: requests to ${target} are captured\nsee them with GET /api/integrations/${name}/captures; save one with: ${saveHint('CAPTURE_ID')}\n`,
+      );
       return;
     }
     process.stdout.write(`listening: requests to ${target} are captured (Ctrl-C stops)\n`);
@@ -78,7 +80,14 @@ export async function listenCommand(argv: string[]): Promise<number> {
 }
 
 /** Prints captures not seen yet, oldest first, until the stop signal. */
-async function follow(client: AdminClient, name: string, seen: Set<string>, intervalMs: number, stop: StopSignal, saveHint: (id: string) => string): Promise<void> {
+async function follow(
+  client: AdminClient,
+  name: string,
+  seen: Set<string>,
+  intervalMs: number,
+  stop: StopSignal,
+  saveHint: (id: string) => string,
+): Promise<void> {
   let unreachable = false;
   while (!stop.stopped) {
     try {

@@ -9,7 +9,15 @@ import { tokenStoreKey } from '../connectors/hcm/oauth/config.js';
 import type { Sandbox } from '../sandbox/index.js';
 
 /** The variables `--sandbox` sets, in the order the help texts name them. */
-export const SANDBOX_ENV_NAMES = ['HCM_API_URL', 'HCM_TOKEN_URL', 'HCM_AUTHORIZE_URL', 'HCM_CLIENT_ID', 'HCM_CLIENT_SECRET', 'HCM_REFRESH_TOKEN', 'HCM_TENANT'] as const;
+export const SANDBOX_ENV_NAMES = [
+  'HCM_API_URL',
+  'HCM_TOKEN_URL',
+  'HCM_AUTHORIZE_URL',
+  'HCM_CLIENT_ID',
+  'HCM_CLIENT_SECRET',
+  'HCM_REFRESH_TOKEN',
+  'HCM_TENANT',
+] as const;
 
 /**
  * Starts the sandbox on port 8090 (a free port when 8090 is taken, e.g. by `npm start` in another

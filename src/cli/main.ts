@@ -4,11 +4,20 @@ import { UsageError } from './args.js';
 type Command = (argv: string[]) => Promise<number>;
 
 const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {
-  validate: { summary: 'check integration files (exit 0 valid, 1 problems, 2 usage)', load: async () => (await import('./validate.js')).validateCommand },
+  validate: {
+    summary: 'check integration files (exit 0 valid, 1 problems, 2 usage)',
+    load: async () => (await import('./validate.js')).validateCommand,
+  },
   run: { summary: 'run one integration once, in-process, and print its execution record', load: async () => (await import('./run.js')).runCommand },
-  connect: { summary: 'authorize an OAuth 2.0 connection (authorization-code flow)', load: async () => (await import('./connect.js')).connectCommand },
+  connect: {
+    summary: 'authorize an OAuth 2.0 connection (authorization-code flow)',
+    load: async () => (await import('./connect.js')).connectCommand,
+  },
   docs: { summary: 'regenerate the generated docs (docs/connectors/hcm.md)', load: async () => (await import('./docs.js')).docsCommand },
-  sandbox: { summary: 'start the HCM sandbox (an HCM-compatible service for development and tests)', load: async () => (await import('../sandbox/cli.js')).sandboxCommand },
+  sandbox: {
+    summary: 'start the HCM sandbox (an HCM-compatible service for development and tests)',
+    load: async () => (await import('../sandbox/cli.js')).sandboxCommand,
+  },
 };
 
 export function registerCommand(name: string, summary: string, load: () => Promise<Command>): void {
@@ -31,7 +40,7 @@ export async function main(argv: string[]): Promise<number> {
   await import('./commands.js');
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(usage() + '\n');
+    process.stdout.write(`${usage()}\n`);
     return name ? 0 : 2;
   }
   if (name === '--version') {

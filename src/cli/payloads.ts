@@ -18,7 +18,7 @@ ${clientHelp}`;
 export async function payloadsCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { ...serverFlag, capture: { type: 'string' }, file: { type: 'string' } }, payloadsUsage);
   if (values.help) {
-    process.stdout.write(payloadsUsage + '\n');
+    process.stdout.write(`${payloadsUsage}\n`);
     return 0;
   }
   const [sub, name, payload, ...extra] = positionals;
@@ -40,7 +40,8 @@ export async function payloadsCommand(argv: string[]): Promise<number> {
       });
     case 'save': {
       needPayload();
-      if (!values.capture) throw new UsageError(`payloads save needs --capture ID (hcm-runner listen ${name}, then send a request to the test URL)\n\n${payloadsUsage}`);
+      if (!values.capture)
+        throw new UsageError(`payloads save needs --capture ID (hcm-runner listen ${name}, then send a request to the test URL)\n\n${payloadsUsage}`);
       return runClient(async () => printJson(await client.call('POST', base, { name: payload, captureId: values.capture })));
     }
     case 'run': {

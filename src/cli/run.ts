@@ -21,9 +21,13 @@ as JSON on stdout. A webhook gets the payload as its JSON body; a poll gets it a
 Exit status: 0 succeeded, 1 failed (or the file has problems), 2 usage error.`;
 
 export async function runCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parse(argv, { payload: { type: 'string' }, data: { type: 'string', default: 'data' }, sandbox: { type: 'boolean' } }, runUsage);
+  const { values, positionals } = parse(
+    argv,
+    { payload: { type: 'string' }, data: { type: 'string', default: 'data' }, sandbox: { type: 'boolean' } },
+    runUsage,
+  );
   if (values.help) {
-    process.stdout.write(runUsage + '\n');
+    process.stdout.write(`${runUsage}\n`);
     return 0;
   }
   if (positionals.length !== 1) throw new UsageError(`expected exactly one FILE\n\n${runUsage}`);
@@ -47,7 +51,7 @@ export async function runCommand(argv: string[]): Promise<number> {
 async function runOnce(file: string, payload: unknown, dataDir: string, sandbox: boolean): Promise<number> {
   const loaded = loadFile(resolve(file), file);
   if (!loaded.integration) {
-    process.stderr.write(formatProblems(loaded.problems, 'text') + '\n');
+    process.stderr.write(`${formatProblems(loaded.problems, 'text')}\n`);
     return 1;
   }
   const executionId = newExecutionId();
@@ -59,6 +63,6 @@ async function runOnce(file: string, payload: unknown, dataDir: string, sandbox:
     executionId,
     services,
   }).finally(() => services.close());
-  process.stdout.write(JSON.stringify(record, null, 2) + '\n');
+  process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   return record.status === 'succeeded' ? 0 : 1;
 }

@@ -75,7 +75,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     serveUsage,
   );
   if (values.help) {
-    process.stdout.write(serveUsage + '\n');
+    process.stdout.write(`${serveUsage}\n`);
     return 0;
   }
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"\n\n${serveUsage}`);
@@ -84,13 +84,19 @@ export async function serveCommand(argv: string[]): Promise<number> {
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
   const limits = {
     concurrency: intFlag((values.concurrency as string | undefined) ?? env.HCM_RUNNER_CONCURRENCY, 'concurrency', 16) || 1,
-    perIntegration: intFlag((values['integration-concurrency'] as string | undefined) ?? env.HCM_RUNNER_INTEGRATION_CONCURRENCY, 'integration-concurrency', 4) || 1,
+    perIntegration:
+      intFlag((values['integration-concurrency'] as string | undefined) ?? env.HCM_RUNNER_INTEGRATION_CONCURRENCY, 'integration-concurrency', 4) || 1,
     backlog: intFlag((values.backlog as string | undefined) ?? env.HCM_RUNNER_BACKLOG, 'backlog', 1000),
     // Unset: the dispatcher reads HCM_RUNNER_INTEGRATION_BACKLOG / HCM_RUNNER_MAX_INTERRUPTIONS.
-    ...(values['integration-backlog'] === undefined ? {} : { backlogPerIntegration: intFlag(values['integration-backlog'] as string, 'integration-backlog', 500) || 1 }),
-    ...(values['max-interruptions'] === undefined ? {} : { maxInterruptions: intFlag(values['max-interruptions'] as string, 'max-interruptions', 3) || 1 }),
+    ...(values['integration-backlog'] === undefined
+      ? {}
+      : { backlogPerIntegration: intFlag(values['integration-backlog'] as string, 'integration-backlog', 500) || 1 }),
+    ...(values['max-interruptions'] === undefined
+      ? {}
+      : { maxInterruptions: intFlag(values['max-interruptions'] as string, 'max-interruptions', 3) || 1 }),
   };
-  if (values['max-result-bytes'] !== undefined) env.HCM_RUNNER_MAX_RESULT_BYTES = String(intFlag(values['max-result-bytes'] as string, 'max-result-bytes', 16 * 1024 * 1024) || 1);
+  if (values['max-result-bytes'] !== undefined)
+    env.HCM_RUNNER_MAX_RESULT_BYTES = String(intFlag(values['max-result-bytes'] as string, 'max-result-bytes', 16 * 1024 * 1024) || 1);
   const retentionDays = intFlag((values['retention-days'] as string | undefined) ?? env.HCM_RUNNER_RETENTION_DAYS, 'retention-days', 14);
   const graceMs = intFlag(env.HCM_RUNNER_SHUTDOWN_GRACE_MS, 'HCM_RUNNER_SHUTDOWN_GRACE_MS', 10_000);
 
@@ -107,10 +113,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
     // With the sandbox, the store is opened here first: tokens of a previous sandbox must be gone
     // before recovery, polls or webhooks use them.
     const store = sandbox ? await openStore({ dataDir: resolve(dataDir), databaseUrl }) : undefined;
-    if (store) await forgetPreviousSandboxTokens(store.tokens, env).catch(async (err) => {
-      await store.close();
-      throw err;
-    });
+    if (store)
+      await forgetPreviousSandboxTokens(store.tokens, env).catch(async (err) => {
+        await store.close();
+        throw err;
+      });
     server = await startServer({
       dir: (values.dir as string | undefined) ?? 'integrations',
       port,
@@ -168,7 +175,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     const onInt = () => stop('SIGINT');
     const onHup = () => {
       void server.runtime.reload().then(
-        (entries) => process.stderr.write(`hcm-runner: reloaded ${entries.length} file(s); ${entries.filter((e) => e.problems.length).length} with problems\n`),
+        (entries) =>
+          process.stderr.write(`hcm-runner: reloaded ${entries.length} file(s); ${entries.filter((e) => e.problems.length).length} with problems\n`),
         (err) => process.stderr.write(`hcm-runner: reload failed: ${(err as Error).message}\n`),
       );
     };
@@ -204,10 +212,12 @@ function printBanner(server: Awaited<ReturnType<typeof startServer>>): void {
     const problems = e.problems.length ? e.problems : e.integration ? missingEnvProblems(e.integration, server.runtime.env) : [];
     const running = e.problems.length ? ', last good version running' : '';
     const status = problems.length ? `error (${problems.length} problem${problems.length > 1 ? 's' : ''}${e.integration ? running : ''})` : 'ok';
-    lines.push(`  ${e.name} [${e.integration?.trigger.type ?? e.header?.triggerType ?? '?'}] ${status}${e.integration && !e.integration.enabled ? ' (disabled)' : ''}`);
+    lines.push(
+      `  ${e.name} [${e.integration?.trigger.type ?? e.header?.triggerType ?? '?'}] ${status}${e.integration && !e.integration.enabled ? ' (disabled)' : ''}`,
+    );
     for (const p of problems) lines.push(`    ${p.file}:${p.line}:${p.column}: error: ${p.message}`);
     const urls = isWebhookLike(e.integration) ? server.runtime.webhookUrls(e.name) : undefined;
     if (urls) lines.push(`    live: ${urls.live}`, `    test: ${urls.test}`);
   }
-  process.stderr.write(lines.join('\n') + '\n');
+  process.stderr.write(`${lines.join('\n')}\n`);
 }

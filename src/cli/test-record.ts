@@ -42,7 +42,7 @@ export async function recordCommand(opts: RecordOptions): Promise<number> {
       if (err instanceof RecordError) throw new UsageError(err.message);
       throw err;
     }
-    const out = opts.out ?? found.file.replace(/\.ya?ml$/i, '') + '.test.yaml';
+    const out = opts.out ?? `${found.file.replace(/\.ya?ml$/i, '')}.test.yaml`;
     appendCase(out, testCase, found.integration.name, resolve(found.file));
     written = out;
     process.stderr.write(`recorded "${String(testCase.name)}" in ${out}\n`);
@@ -51,7 +51,7 @@ export async function recordCommand(opts: RecordOptions): Promise<number> {
   // The file must load as a test file; say so now rather than at the next CI run.
   const check = loadTestFile(written);
   if (check.problems.length) {
-    process.stderr.write(formatProblems(check.problems, 'text') + '\n');
+    process.stderr.write(`${formatProblems(check.problems, 'text')}\n`);
     return 1;
   }
   return 0;
@@ -71,7 +71,7 @@ function appendCase(out: string, testCase: Record<string, unknown>, integration:
   if (doc.errors.length) throw new UsageError(`${out} is not valid YAML (${doc.errors[0]!.message.split('\n')[0]}); fix it or choose another --out`);
   const cases = doc.get('cases');
   const list = isSeq(cases) ? (cases as YAMLSeq) : undefined;
-  if (list && list.items.some((c) => (c as { get?: (k: string) => unknown }).get?.('name') === testCase.name)) {
+  if (list?.items.some((c) => (c as { get?: (k: string) => unknown }).get?.('name') === testCase.name)) {
     throw new UsageError(`${out} already has a case "${String(testCase.name)}"`);
   }
   if (list) list.add(doc.createNode(testCase));

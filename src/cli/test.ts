@@ -47,7 +47,7 @@ export async function testCommand(argv: string[]): Promise<number> {
     testUsage,
   );
   if (values.help) {
-    process.stdout.write(testUsage + '\n');
+    process.stdout.write(`${testUsage}\n`);
     return 0;
   }
   if (values.record !== undefined) {
@@ -65,7 +65,8 @@ export async function testCommand(argv: string[]): Promise<number> {
     if (values[flag] !== undefined) throw new UsageError(`--${flag} only applies with --record\n\n${testUsage}`);
   }
   const format = values.format as TestFormat;
-  if (!TEST_FORMATS.includes(format)) throw new UsageError(`--format must be ${TEST_FORMATS.join(', ')}; got "${String(values.format)}"\n\n${testUsage}`);
+  if (!TEST_FORMATS.includes(format))
+    throw new UsageError(`--format must be ${TEST_FORMATS.join(', ')}; got "${String(values.format)}"\n\n${testUsage}`);
   const { files, missing } = listTestFiles(positionals.length ? positionals : ['integrations']);
   if (missing.length) throw new UsageError(`no such file or folder: ${missing.join(', ')}`);
 
@@ -76,7 +77,7 @@ export async function testCommand(argv: string[]): Promise<number> {
   }
   try {
     const report = await runTestFiles(files, { env: process.env, sandbox: values.sandbox === true });
-    process.stdout.write(formatReport(report, format) + '\n');
+    process.stdout.write(`${formatReport(report, format)}\n`);
     if (report.problems.length) return 2;
     return report.files.some((f) => f.cases.some((c) => !c.passed)) ? 1 : 0;
   } finally {

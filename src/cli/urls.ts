@@ -18,16 +18,24 @@ interface View {
 export async function urlsCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { ...serverFlag, json: { type: 'boolean' } }, urlsUsage);
   if (values.help) {
-    process.stdout.write(urlsUsage + '\n');
+    process.stdout.write(`${urlsUsage}\n`);
     return 0;
   }
   if (positionals.length > 1) throw new UsageError(`expected at most one integration NAME\n\n${urlsUsage}`);
   const client = new AdminClient(values.server as string | undefined, values.data as string | undefined);
   return runClient(async () => {
-    const views = positionals[0] ? [await client.call<View>('GET', `/integrations/${enc(positionals[0])}`)] : await client.call<View[]>('GET', '/integrations');
+    const views = positionals[0]
+      ? [await client.call<View>('GET', `/integrations/${enc(positionals[0])}`)]
+      : await client.call<View[]>('GET', '/integrations');
     const withUrls = views.filter((v) => v.webhookUrls);
     if (values.json) {
-      process.stdout.write(JSON.stringify(withUrls.map((v) => ({ name: v.name, ...v.webhookUrls })), null, 2) + '\n');
+      process.stdout.write(
+        `${JSON.stringify(
+          withUrls.map((v) => ({ name: v.name, ...v.webhookUrls })),
+          null,
+          2,
+        )}\n`,
+      );
       return;
     }
     if (positionals[0] && withUrls.length === 0) {
@@ -35,7 +43,9 @@ export async function urlsCommand(argv: string[]): Promise<number> {
       return;
     }
     for (const v of withUrls) {
-      process.stdout.write(`${v.name}${v.enabled ? '' : ' (disabled: live URL answers 404)'}\n  live: ${v.webhookUrls!.live}\n  test: ${v.webhookUrls!.test}\n`);
+      process.stdout.write(
+        `${v.name}${v.enabled ? '' : ' (disabled: live URL answers 404)'}\n  live: ${v.webhookUrls!.live}\n  test: ${v.webhookUrls!.test}\n`,
+      );
     }
   });
 }

@@ -17,7 +17,7 @@ Exit status: 0 all valid, 1 problems found, 2 usage error.`;
 export async function validateCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(argv, { format: { type: 'string', default: 'text' } }, validateUsage);
   if (values.help) {
-    process.stdout.write(validateUsage + '\n');
+    process.stdout.write(`${validateUsage}\n`);
     return 0;
   }
   const format = values.format as string;
@@ -33,8 +33,8 @@ export async function validateCommand(argv: string[]): Promise<number> {
   const lookup = new IntegrationLookup();
   for (const f of testFiles) problems.push(...loadTestFile(f, lookup).problems);
   const out = formatProblems(problems, format);
-  if (format === 'json') process.stdout.write(out + '\n');
-  else if (out) process.stdout.write(out + '\n');
+  if (format === 'json') process.stdout.write(`${out}\n`);
+  else if (out) process.stdout.write(`${out}\n`);
   if (format === 'text') {
     process.stderr.write(
       problems.length

@@ -31,4 +31,3 @@ function scalar(v: unknown): string {
   if (v instanceof Date) return v.toISOString();
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
-

@@ -19,7 +19,14 @@ import { Agent, buildConnector } from 'undici';
 export type AddressClass = 'metadata' | 'link-local' | 'loopback' | 'private' | 'public';
 
 /** Names of cloud metadata services (they resolve to link-local addresses where they exist). */
-const METADATA_HOSTS = new Set(['metadata.google.internal', 'metadata.goog', 'metadata', 'instance-data', 'instance-data.ec2.internal', 'metadata.azure.internal']);
+const METADATA_HOSTS = new Set([
+  'metadata.google.internal',
+  'metadata.goog',
+  'metadata',
+  'instance-data',
+  'instance-data.ec2.internal',
+  'metadata.azure.internal',
+]);
 /** Metadata services reachable on addresses outside the link-local ranges. */
 const METADATA_ADDRESSES = new Set(['169.254.169.254', '169.254.170.2', 'fd00:ec2::254', '100.100.100.200']);
 

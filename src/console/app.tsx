@@ -43,7 +43,10 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
 
   app.use('/console/*', async (c, next) => {
     await next();
-    c.header('content-security-policy', "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'");
+    c.header(
+      'content-security-policy',
+      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'",
+    );
     c.header('x-content-type-options', 'nosniff');
     c.header('referrer-policy', 'no-referrer');
     if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
@@ -59,11 +62,20 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
   // CSRF: every state-changing request must come from the console's own pages.
   app.use('/console/*', async (c, next) => {
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && !fromOwnOrigin(c, runtime.publicUrl)) {
-      return c.html(page('Refused', 'This request did not come from the console’s own pages, so it was refused (cross-site request protection).'), 403);
+      return c.html(
+        page('Refused', 'This request did not come from the console’s own pages, so it was refused (cross-site request protection).'),
+        403,
+      );
     }
     await next();
   });
-  app.use('/console/*', bodyLimit({ maxSize: CONSOLE_FORM_LIMIT_BYTES, onError: (c) => c.html(page('Too large', `Forms are limited to ${CONSOLE_FORM_LIMIT_BYTES} bytes.`), 413) }));
+  app.use(
+    '/console/*',
+    bodyLimit({
+      maxSize: CONSOLE_FORM_LIMIT_BYTES,
+      onError: (c) => c.html(page('Too large', `Forms are limited to ${CONSOLE_FORM_LIMIT_BYTES} bytes.`), 413),
+    }),
+  );
 
   app.get('/console/sign-in', (c) => c.html(<SignInPage next={safeNext(c.req.query('next'))} />));
   app.post('/console/sign-in', async (c) => {
@@ -82,7 +94,8 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
   app.use('/console/*', async (c, next) => {
     if (sessions.isSignedIn(c)) return next();
     if (c.req.method === 'GET' && c.req.header('accept')?.includes('text/event-stream')) return c.text('sign in first', 401);
-    if (c.req.method === 'GET') return c.redirect(`/console/sign-in?next=${encodeURIComponent(new URL(c.req.url).pathname + new URL(c.req.url).search)}`, 303);
+    if (c.req.method === 'GET')
+      return c.redirect(`/console/sign-in?next=${encodeURIComponent(new URL(c.req.url).pathname + new URL(c.req.url).search)}`, 303);
     return c.redirect('/console/sign-in', 303);
   });
 
@@ -96,17 +109,39 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
 
   // Integrations ---------------------------------------------------------------------------------
   app.get('/console/', async (c) => {
-    const rows = await Promise.all(ops.integrations().map(async (v) => ({ view: ops.integration(v.name), last: (await ops.executions({ integration: v.name, limit: 1 }))[0] })));
+    const rows = await Promise.all(
+      ops.integrations().map(async (v) => ({ view: ops.integration(v.name), last: (await ops.executions({ integration: v.name, limit: 1 }))[0] })),
+    );
     return c.html(<IntegrationsPage rows={rows} />);
   });
 
-  const integrationPage = async (c: Context<AppEnv>, name: string, extra: Partial<IntegrationPageProps> = {}, status: 200 | 400 | 404 | 409 | 429 | 503 = 200) => {
+  const integrationPage = async (
+    c: Context<AppEnv>,
+    name: string,
+    extra: Partial<IntegrationPageProps> = {},
+    status: 200 | 400 | 404 | 409 | 429 | 503 = 200,
+  ) => {
     const view = ops.integration(name);
     const webhookLike = view.trigger.type === 'webhook' || view.trigger.type === 'appEvent';
-    const [executions, captures, payloads] = await Promise.all([ops.executions({ integration: view.name, limit: 10 }), webhookLike ? ops.captures(view.name, 20) : [], ops.payloads(view.name)]);
-    return c.html(<IntegrationPage view={view} executions={executions} captures={captures} payloads={payloads} notice={NOTICES[c.req.query('done') ?? '']} {...extra} />, status);
+    const [executions, captures, payloads] = await Promise.all([
+      ops.executions({ integration: view.name, limit: 10 }),
+      webhookLike ? ops.captures(view.name, 20) : [],
+      ops.payloads(view.name),
+    ]);
+    return c.html(
+      <IntegrationPage
+        view={view}
+        executions={executions}
+        captures={captures}
+        payloads={payloads}
+        notice={NOTICES[c.req.query('done') ?? '']}
+        {...extra}
+      />,
+      status,
+    );
   };
-  const integrationUrl = (name: string, done?: string, hash = '') => `/console/integrations/${encodeURIComponent(name)}${done ? `?done=${done}` : ''}${hash}`;
+  const integrationUrl = (name: string, done?: string, hash = '') =>
+    `/console/integrations/${encodeURIComponent(name)}${done ? `?done=${done}` : ''}${hash}`;
   const executionUrl = (id: string, done?: string) => `/console/executions/${encodeURIComponent(id)}${done ? `?done=${done}` : ''}`;
 
   app.get('/console/integrations/:name', (c) => integrationPage(c, c.req.param('name')));
@@ -148,7 +183,12 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
     try {
       trigger = JSON.parse(text);
     } catch (err) {
-      return integrationPage(c, name, { error: `The trigger data of "${c.req.param('payload')}" is not valid JSON: ${(err as Error).message}; nothing was saved.` }, 400);
+      return integrationPage(
+        c,
+        name,
+        { error: `The trigger data of "${c.req.param('payload')}" is not valid JSON: ${(err as Error).message}; nothing was saved.` },
+        400,
+      );
     }
     await ops.updatePayload(name, c.req.param('payload'), { trigger });
     return c.redirect(integrationUrl(name, 'updated', '#payloads-h'), 303);
@@ -177,10 +217,21 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
       if (!(err instanceof HttpError)) throw err;
       error = err.message;
     }
-    return c.html(<ExecutionsPage executions={executions} integrations={names} statuses={EXECUTION_STATUSES} integration={integration} status={status} error={error} />);
+    return c.html(
+      <ExecutionsPage
+        executions={executions}
+        integrations={names}
+        statuses={EXECUTION_STATUSES}
+        integration={integration}
+        status={status}
+        error={error}
+      />,
+    );
   });
 
-  app.get('/console/executions/:id', async (c) => c.html(<ExecutionPage record={await ops.execution(c.req.param('id'))} notice={NOTICES[c.req.query('done') ?? '']} />));
+  app.get('/console/executions/:id', async (c) =>
+    c.html(<ExecutionPage record={await ops.execution(c.req.param('id'))} notice={NOTICES[c.req.query('done') ?? '']} />),
+  );
 
   app.post('/console/executions/:id/replay', async (c) => {
     const { executionId } = await ops.replay(c.req.param('id'));
@@ -196,7 +247,10 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
       return c.redirect(url, 303);
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
-      return c.html(<ConnectionsPage connections={await ops.connections()} callbackUrl={callbackPath(runtime)} error={err.message} />, err.status as 400);
+      return c.html(
+        <ConnectionsPage connections={await ops.connections()} callbackUrl={callbackPath(runtime)} error={err.message} />,
+        err.status as 400,
+      );
     }
   });
 
@@ -213,13 +267,14 @@ export function isConsolePath(path: string): boolean {
 
 /** The console's page for a failed request: `http` when the error has an HTTP answer, else a 500. */
 export function consoleErrorPage(c: Context<AppEnv>, err: Error, http: HttpError | undefined): Response | Promise<Response> {
-  if (http) return c.html(page(http.status === 429 || http.status === 503 ? 'Try again later' : 'Cannot do that', http.message), http.status, http.headers);
+  if (http)
+    return c.html(page(http.status === 429 || http.status === 503 ? 'Try again later' : 'Cannot do that', http.message), http.status, http.headers);
   return c.html(page('Something went wrong', `Internal error: ${err.message}`), 500);
 }
 
 /** A redirect target after sign-in: only a console path (never another site). */
 function safeNext(next: string | undefined): string {
-  return next && next.startsWith('/console/') && !next.startsWith('//') && !next.includes('\\') ? next : '/console/';
+  return next?.startsWith('/console/') && !next.startsWith('//') && !next.includes('\\') ? next : '/console/';
 }
 
 function page(title: string, message: string) {

@@ -20,8 +20,10 @@ export function formatDuration(ms: number | undefined): string {
 export const JSON_DISPLAY_LIMIT = 20_000;
 
 export function formatJson(value: unknown, limit = JSON_DISPLAY_LIMIT): string {
-  const text = value === undefined ? '' : JSON.stringify(value, null, 2) ?? '';
-  return text.length > limit ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters; GET the record from the admin API for all of it)` : text;
+  const text = value === undefined ? '' : (JSON.stringify(value, null, 2) ?? '');
+  return text.length > limit
+    ? `${text.slice(0, limit)}\n… (${text.length - limit} more characters; GET the record from the admin API for all of it)`
+    : text;
 }
 
 /** A one-line preview of a value, for lists. */

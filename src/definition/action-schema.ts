@@ -2,7 +2,7 @@
  * Derives the JSON Schema of an action's inputs from its declaration. The validator (load time,
  * literal values) and the engine (run time, evaluated values) both check against it.
  */
-import type { ActionDeclaration, InputDecl, JsonSchema } from '../connectors/types.js';
+import type { InputDecl, JsonSchema } from '../connectors/types.js';
 
 const binarySchema: JsonSchema = {
   anyOf: [
@@ -58,7 +58,6 @@ export function inputSchema(decl: InputDecl): JsonSchema {
   if (decl.description) base.description = decl.description;
   return { ...base, ...decl.schema };
 }
-
 
 /** A short human description of what an input accepts, for error messages and docs. */
 export function describeInput(decl: InputDecl): string {

@@ -15,15 +15,7 @@ import { findTriggerSpec } from '../triggers/specs.js';
 import { webhookSpec } from '../triggers/webhook/spec.js';
 import { closest } from './suggest.js';
 import { compileTemplate, expressionsIn } from './templates.js';
-import type {
-  CompiledIntegration,
-  CompiledStep,
-  CompiledTrigger,
-  ConnectionDefinition,
-  Problem,
-  RetryPolicy,
-  ValueTemplate,
-} from './types.js';
+import type { CompiledIntegration, CompiledStep, CompiledTrigger, ConnectionDefinition, Problem, RetryPolicy, ValueTemplate } from './types.js';
 import { joinPointer, type YamlSource } from './yaml-source.js';
 import { fileLimits, type FileLimits } from './limits.js';
 
@@ -68,7 +60,10 @@ function tooManySteps(doc: Obj, max: number, problems: ProblemSink): boolean {
   for (const [pointer, list] of lists) {
     if (!Array.isArray(list) || list.length <= max) continue;
     found = true;
-    problems.add(joinPointer(pointer, max), `${pointer.slice(1).replace('/', '.')} has ${list.length} steps; at most ${max} are allowed (HCM_RUNNER_MAX_STEPS) — split the work into several integrations`);
+    problems.add(
+      joinPointer(pointer, max),
+      `${pointer.slice(1).replace('/', '.')} has ${list.length} steps; at most ${max} are allowed (HCM_RUNNER_MAX_STEPS) — split the work into several integrations`,
+    );
   }
   return found;
 }
@@ -129,7 +124,12 @@ class Compiler implements TriggerCompileContext {
         this.problems.add(joinPointer(at, 'id'), `step id "${id}" is already used by ${what}[${seen.get(id)}]; step ids must be unique`);
       } else seen.set(id, i);
       const step = this.step(raw, at, id);
-      if (step) this.checkReferences(step, [...seen.keys()].filter((k) => k !== id), list);
+      if (step)
+        this.checkReferences(
+          step,
+          [...seen.keys()].filter((k) => k !== id),
+          list,
+        );
       if (step) steps.push(step);
     });
     return steps;
@@ -140,7 +140,7 @@ class Compiler implements TriggerCompileContext {
     const inputsRaw = isObj(raw.inputs) ? raw.inputs : {};
     const inputs = this.template(inputsRaw, joinPointer(at, 'inputs'));
     const connection = action ? this.stepConnection(raw.connection, action, at) : undefined;
-    if (action) checkInputs(action, inputsRaw, joinPointer(at, 'inputs'), this.src, this.problems, raw.inputs !== undefined);
+    if (action) checkInputs(action, inputsRaw, joinPointer(at, 'inputs'), this.problems, raw.inputs !== undefined);
     const step: CompiledStep = {
       id,
       action: action ?? { key: String(raw.action), name: '', description: '', group: '', inputs: {} },

@@ -11,12 +11,7 @@
  * holds every `true` against jsonata itself.
  */
 
-type Tok =
-  | { k: 'op'; v: string }
-  | { k: 'lit' }
-  | { k: 'name'; v: string }
-  | { k: 'var' }
-  | { k: 'end' };
+type Tok = { k: 'op'; v: string } | { k: 'lit' } | { k: 'name'; v: string } | { k: 'var' } | { k: 'end' };
 
 /** Binding powers of the operators the subset has (jsonata's `operators` table). */
 const LBP: Record<string, number> = {
@@ -54,7 +49,7 @@ const WHITESPACE = ' \t\n\r\v';
 const NUMBER = /(0|[1-9][0-9]*)(\.[0-9]+)?([Ee][-+]?[0-9]+)?/y;
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** A name or variable token: up to whitespace or an operator character, as jsonata's lexer reads it. */
-const WORD = /[^ \t\n\r\v.[\]{}(),@#;:?+\-*\/%|=<>^&!~]*/y;
+const WORD = /[^ \t\n\r\v.[\]{}(),@#;:?+\-*/%|=<>^&!~]*/y;
 const UNSUPPORTED_PAIRS = new Set(['/*', '..', ':=', '**', '~>', '?:', '??']);
 const END: Tok = { k: 'end' };
 const LITERAL: Tok = { k: 'lit' };

@@ -18,13 +18,19 @@ export const valueDefs: Record<string, JsonSchema> = {
   anyValue: { description: 'Any value: literals, {env: NAME, default}, expressions, nested objects and arrays.' },
   stringValue: { 'x-expect': 'a string or {env: NAME, default: …}', anyOf: [{ type: 'string' }, { $ref: '#/$defs/env' }] },
   booleanOrExpression: { 'x-expect': 'true, false or an expression {% … %}', anyOf: [{ type: 'boolean' }, { $ref: '#/$defs/expression' }] },
-  integerValue: { 'x-expect': 'an integer, an expression {% … %} or {env: NAME}', anyOf: [{ type: 'integer' }, { $ref: '#/$defs/expression' }, { $ref: '#/$defs/env' }] },
+  integerValue: {
+    'x-expect': 'an integer, an expression {% … %} or {env: NAME}',
+    anyOf: [{ type: 'integer' }, { $ref: '#/$defs/expression' }, { $ref: '#/$defs/env' }],
+  },
   duration: { description: 'A duration such as 30s, 15m, 2h or 1d.', type: 'string', pattern: '^[0-9]+(ms|s|m|h|d)$' },
 };
 
 export const documentOptions: Options = {
   $schema: { schema: { type: 'string' } },
-  name: { schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$', maxLength: 100 }, description: 'Unique name of the integration: lower-case letters, digits and dashes.' },
+  name: {
+    schema: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$', maxLength: 100 },
+    description: 'Unique name of the integration: lower-case letters, digits and dashes.',
+  },
   description: { schema: { type: 'string' } },
   enabled: { schema: { type: 'boolean' }, default: true, description: 'false = loaded and validated, never triggered (the test URL still answers).' },
   config: {
@@ -49,7 +55,10 @@ export const retryOptions: Options = {
 };
 
 export const stepOptions: Options = {
-  id: { schema: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }, description: 'Unique step id; later steps read its results as $steps.<id>.' },
+  id: {
+    schema: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+    description: 'Unique step id; later steps read its results as $steps.<id>.',
+  },
   description: { schema: { type: 'string' } },
   action: {
     schema: { type: 'string', pattern: '^[a-z][A-Za-z0-9]*\\.[A-Za-z][A-Za-z0-9]*$' },

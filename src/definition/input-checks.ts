@@ -11,7 +11,7 @@ import type { ProblemSink } from './problems.js';
 import { createAjv, enumGot, explainErrors } from './schema-validator.js';
 import { closest } from './suggest.js';
 import { expressionBody, isEnvValue } from './templates.js';
-import { joinPointer, type YamlSource } from './yaml-source.js';
+import { joinPointer } from './yaml-source.js';
 
 /** A validator as both the generated code and ajv's compile return it. */
 export interface InputValidator {
@@ -50,7 +50,6 @@ export function checkInputs(
   action: ActionDeclaration,
   inputs: Record<string, unknown>,
   pointer: string,
-  src: YamlSource,
   problems: ProblemSink,
   inputsWritten: boolean,
 ): void {
@@ -74,7 +73,12 @@ export function checkInputs(
   }
   for (const [name, decl] of Object.entries(action.inputs)) {
     if (decl.required && !(name in inputs)) {
-      problems.add(inputsWritten ? pointer : pointer.replace(/\/inputs$/, ''), `${action.key} needs input "${name}" (${decl.label ?? describeInput(decl)})`, undefined, inputsWritten ? 'key' : 'value');
+      problems.add(
+        inputsWritten ? pointer : pointer.replace(/\/inputs$/, ''),
+        `${action.key} needs input "${name}" (${decl.label ?? describeInput(decl)})`,
+        undefined,
+        inputsWritten ? 'key' : 'value',
+      );
     }
   }
 }

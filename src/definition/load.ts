@@ -70,7 +70,9 @@ export function loadFile(path: string, displayPath = displayName(path), limits: 
   let signature: string | undefined;
   const read = readIntegrationText(path, limits.maxFileBytes, (st) => (signature = statSignature(st)));
   const loaded: LoadedFile =
-    typeof read === 'string' ? loadText(displayPath, read, limits) : { file: displayPath, problems: [{ file: displayPath, line: 1, column: 1, message: read.problem, path: '' }] };
+    typeof read === 'string'
+      ? loadText(displayPath, read, limits)
+      : { file: displayPath, problems: [{ file: displayPath, line: 1, column: 1, message: read.problem, path: '' }] };
   if (signature !== undefined) loaded.signature = signature;
   return loaded;
 }
@@ -157,7 +159,13 @@ export function markDuplicateNames(loaded: LoadedFile[]): void {
       continue;
     }
     const { line, column } = l.namePosition ?? { line: 1, column: 1 };
-    l.problems.push({ file: l.file, line, column, message: `integration name "${name}" is already used by ${first}; names must be unique — rename one of them`, path: '/name' });
+    l.problems.push({
+      file: l.file,
+      line,
+      column,
+      message: `integration name "${name}" is already used by ${first}; names must be unique — rename one of them`,
+      path: '/name',
+    });
     l.header = { name, enabled: l.integration!.enabled, triggerType: l.integration!.trigger.type };
     l.integration = undefined;
   }

@@ -22,7 +22,12 @@ export function sortProblems(problems: Problem[]): Problem[] {
 
 export function formatProblems(problems: Problem[], format: 'text' | 'json' | 'github'): string {
   const sorted = sortProblems(problems);
-  if (format === 'json') return JSON.stringify(sorted.map(({ file, line, column, message, path }) => ({ file, line, column, message, path })), null, 2);
+  if (format === 'json')
+    return JSON.stringify(
+      sorted.map(({ file, line, column, message, path }) => ({ file, line, column, message, path })),
+      null,
+      2,
+    );
   if (format === 'github') {
     return sorted.map((p) => `::error file=${p.file},line=${p.line},col=${p.column}::${githubEscape(p.message)}`).join('\n');
   }

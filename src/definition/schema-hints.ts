@@ -16,7 +16,10 @@ export function applySchemaHints(schema: Json, actions: readonly ActionDeclarati
   step.properties.action = { ...step.properties.action, examples: actions.map((a) => a.key) };
   step.allOf = actions.map((a) => ({
     if: { type: 'object', properties: { action: { const: a.key } }, required: ['action'] },
-    then: { type: 'object', properties: { inputs: { type: 'object', description: `${a.name}: ${a.description}${resultsHint(a)}`, properties: inputHints(a) } } },
+    then: {
+      type: 'object',
+      properties: { inputs: { type: 'object', description: `${a.name}: ${a.description}${resultsHint(a)}`, properties: inputHints(a) } },
+    },
   }));
   return copy;
 }

@@ -51,7 +51,7 @@ export function explainErrors(errors: ErrorObject[], rootSchema?: Record<string,
   // branch is the one meant: keep its own errors and drop the other branches' type complaints.
   // Otherwise one "must be <x-expect>" says it all.
   const anyOfs = errors.filter((e) => e.keyword === 'anyOf');
-  const under = (e: ErrorObject, a: ErrorObject) => e.instancePath === a.instancePath || e.instancePath.startsWith(a.instancePath + '/');
+  const under = (e: ErrorObject, a: ErrorObject) => e.instancePath === a.instancePath || e.instancePath.startsWith(`${a.instancePath}/`);
   const dropped = new Set<ErrorObject>();
   for (const a of anyOfs) {
     const objectValue = !!a.data && typeof a.data === 'object' && !Array.isArray(a.data);
@@ -86,16 +86,20 @@ function explain(e: ErrorObject, root?: Record<string, unknown>): SchemaProblem 
     case 'additionalProperties': {
       const extra = String(params.additionalProperty);
       const allowed = Object.keys((e.parentSchema as { properties?: object })?.properties ?? {});
-      if ((e.parentSchema as { patternProperties?: object })?.patternProperties) allowed.push("x-…");
+      if ((e.parentSchema as { patternProperties?: object })?.patternProperties) allowed.push('x-…');
       const hint = closest(extra, allowed);
       return {
-        pointer: `${at}/${escape(extra)}`,
+        pointer: `${at}/${escapePointerToken(extra)}`,
         atKey: true,
         message: `unknown key "${extra}" in ${where}${hint ? ` — did you mean "${hint}"?` : ''}; allowed: ${allowed.join(', ')}`,
       };
     }
     case 'enum':
-      return { pointer: at, atKey: false, message: `${where} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${enumGot(e.data, params.allowedValues as unknown[])}` };
+      return {
+        pointer: at,
+        atKey: false,
+        message: `${where} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}${enumGot(e.data, params.allowedValues as unknown[])}`,
+      };
     case 'const':
       return { pointer: at, atKey: false, message: `${where} must be ${JSON.stringify(params.allowedValue)}` };
     case 'type':
@@ -128,7 +132,13 @@ function explain(e: ErrorObject, root?: Record<string, unknown>): SchemaProblem 
 export function enumGot(value: unknown, allowed: readonly unknown[]): string {
   const shown = JSON.stringify(value) ?? String(value);
   const got = `; got ${shown.length > 60 ? `${shown.slice(0, 57)}...` : shown}`;
-  const hint = typeof value === 'string' ? closest(value, allowed.filter((v): v is string => typeof v === 'string')) : undefined;
+  const hint =
+    typeof value === 'string'
+      ? closest(
+          value,
+          allowed.filter((v): v is string => typeof v === 'string'),
+        )
+      : undefined;
   return hint !== undefined ? `${got} — did you mean "${hint}"?` : got;
 }
 
@@ -147,7 +157,7 @@ function article(type: string): string {
   return /^[aeiou]/.test(t) ? `an ${t}` : `a ${t}`;
 }
 
-function escape(s: string): string {
+function escapePointerToken(s: string): string {
   return s.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

@@ -77,7 +77,6 @@ export function valueOr<T>(raw: Record<string, unknown>, options: Options, key: 
   return (accept(raw[key]) ? raw[key] : defaultOf<T>(options, key)) as T;
 }
 
-
 /** `raw[key]` when it is one of the spec's enum values, else the default. */
 export function enumValue<T>(raw: Record<string, unknown>, options: Options, key: string): T {
   const allowed = (options[key]?.schema.enum ?? []) as readonly unknown[];

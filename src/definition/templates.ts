@@ -74,7 +74,11 @@ export function compileTemplate(value: unknown, pointer: string, src: YamlSource
       return { kind: 'expr', source: body.trim(), expression, pointer, position };
     } catch (err) {
       const e = err as { message?: string; position?: number; token?: string };
-      problems.add(pointer, `expression does not parse: ${e.message ?? String(err)}`, expressionErrorPosition(src, pointer, value as string, e.position));
+      problems.add(
+        pointer,
+        `expression does not parse: ${e.message ?? String(err)}`,
+        expressionErrorPosition(src, pointer, value as string, e.position),
+      );
       return { kind: 'literal', value: null };
     }
   }
@@ -103,8 +107,6 @@ function expressionErrorPosition(src: YamlSource, pointer: string, text: string,
   const inBody = Math.max(0, errorOffset - 1);
   return { line: base.line, column: base.column + (scalar.quoted ? 1 : 0) + bodyStart + inBody };
 }
-
-
 
 /** Every expression inside a template, for reference checks. */
 export function* expressionsIn(t: ValueTemplate | undefined): Generator<Extract<ValueTemplate, { kind: 'expr' }>> {

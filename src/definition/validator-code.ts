@@ -13,7 +13,8 @@ import type { JsonSchema } from './spec.js';
 import { createAjv } from './schema-validator.js';
 
 type StandaloneCode = (ajv: Ajv2020, refsOrFunc?: ValidateFunction | Record<string, string>) => string;
-const standaloneCode = ((standaloneCodeModule as unknown as { default?: StandaloneCode }).default ?? standaloneCodeModule) as unknown as StandaloneCode;
+const standaloneCode = ((standaloneCodeModule as unknown as { default?: StandaloneCode }).default ??
+  standaloneCodeModule) as unknown as StandaloneCode;
 
 // Paths from the repository root: `npm run docs` runs this from dist/, the files live in src/.
 export const validatorModulePath = fileURLToPath(new URL('../../src/definition/generated/integration-validator.ts', import.meta.url));

@@ -3,7 +3,7 @@
  * and column of the node it came from — through aliases and merge keys, so an error in a value
  * that came from an anchor is reported where that value is written.
  */
-import { Alias, isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair } from 'yaml';
+import { type Alias, isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type Pair } from 'yaml';
 import { MAX_EXPANDED_VALUES } from './limits.js';
 import type { SourcePosition } from './types.js';
 import { fastParseYaml, MAP, SCALAR, SEQ, type FastNode } from './yaml-fast.js';
@@ -31,7 +31,7 @@ export function joinPointer(base: string, ...segments: Array<string | number>): 
   let out = base;
   for (const segment of segments) {
     const s = String(segment);
-    out += '/' + (s.includes('~') || s.includes('/') ? s.replace(/~/g, '~0').replace(/\//g, '~1') : s);
+    out += `/${s.includes('~') || s.includes('/') ? s.replace(/~/g, '~0').replace(/\//g, '~1') : s}`;
   }
   return out;
 }
@@ -80,7 +80,8 @@ class FastSource implements YamlSource {
       const end = segments ? 0 : pointer.indexOf('/', start);
       const segment = segments ? segments[i] : pointer.slice(start, end < 0 ? pointer.length : end);
       if (segment === undefined) break;
-      const child = node.t === MAP ? (node.c as Map<string, FastNode>).get(segment) : node.t === SEQ ? (node.c as FastNode[])[Number(segment)] : undefined;
+      const child =
+        node.t === MAP ? (node.c as Map<string, FastNode>).get(segment) : node.t === SEQ ? (node.c as FastNode[])[Number(segment)] : undefined;
       if (!child) return { node, exact: false };
       node = child;
       if (!segments) {

@@ -38,7 +38,11 @@ export function bareScope(env: NodeJS.ProcessEnv = process.env): Scope {
  * `$config` is evaluated first, as a run would, so `{% $config.tenant %}` in a connection gives
  * the same URLs — and the same token key — as when a step uses it.
  */
-export async function resolveConnectionOutsideRun(integration: CompiledIntegration, name: string, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedConnection> {
+export async function resolveConnectionOutsideRun(
+  integration: CompiledIntegration,
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<ResolvedConnection> {
   const scope = bareScope(env);
   try {
     scope.config = ((await evaluateTemplate(integration.config, scope)) ?? {}) as Record<string, unknown>;

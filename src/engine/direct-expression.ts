@@ -48,7 +48,7 @@ export function directEvaluator(expression: Expression): DirectEvaluator | undef
   return d ?? undefined;
 }
 
-const hasOwn = (o: object, k: string) => Object.prototype.hasOwnProperty.call(o, k);
+const hasOwn = (o: object, k: string) => Object.hasOwn(o, k);
 
 /** A node carrying only these keys: any other (predicates, stages, group, focus, keepArray…) is JSONata's. */
 function only(node: AstNode, keys: readonly string[]): boolean {

@@ -42,7 +42,10 @@ export async function evaluateTemplate(t: ValueTemplate, scope: Scope): Promise<
       const v = scope.env[t.name];
       if (v !== undefined) return v;
       if (t.hasDefault) return t.default;
-      throw new EvaluationError(`environment variable ${t.name} is not set (needed by ${describeLocation(t.pointer)}); set it or give a default`, t.pointer);
+      throw new EvaluationError(
+        `environment variable ${t.name} is not set (needed by ${describeLocation(t.pointer)}); set it or give a default`,
+        t.pointer,
+      );
     }
     case 'array': {
       const out: unknown[] = [];
@@ -78,10 +81,7 @@ export async function evaluateTemplate(t: ValueTemplate, scope: Scope): Promise<
         const e = err as { message?: string; code?: string };
         const where = `${describeLocation(t.pointer)} (line ${t.position.line}, column ${t.position.column})`;
         const guard = ['D1011', 'D1012', 'D2014', 'D2015'].includes(e.code ?? '') || err instanceof RangeError || err instanceof ExpressionLimitError;
-        throw new EvaluationError(
-          `expression ${guard ? 'exceeded a guardrail' : 'failed'} at ${where}: ${e.message ?? String(err)}`,
-          t.pointer,
-        );
+        throw new EvaluationError(`expression ${guard ? 'exceeded a guardrail' : 'failed'} at ${where}: ${e.message ?? String(err)}`, t.pointer);
       }
     }
   }

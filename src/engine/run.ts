@@ -190,7 +190,11 @@ class Run {
       this.record.result = results;
       finish('succeeded');
       // Engine events are debug entries: in the execution's log, not in the process log.
-      this.log('debug', `step ${step.id} (${step.action.key}) succeeded in ${rec.durationMs} ms${rec.attempts && rec.attempts > 1 ? ` after ${rec.attempts} attempts` : ''}`, step.id);
+      this.log(
+        'debug',
+        `step ${step.id} (${step.action.key}) succeeded in ${rec.durationMs} ms${rec.attempts && rec.attempts > 1 ? ` after ${rec.attempts} attempts` : ''}`,
+        step.id,
+      );
     } catch (err) {
       if (err instanceof StopSignal) {
         finish('succeeded');
@@ -239,7 +243,8 @@ class Run {
       return connector.invoke(step.action, inputs, makeContext(signal, connection));
     };
     const attempt = invoke
-      ? (signal: AbortSignal) => invoke({ step, inputs, ...('item' in scope ? { item: scope.item, index: scope.index } : {}), signal }, () => real(signal))
+      ? (signal: AbortSignal) =>
+          invoke({ step, inputs, ...('item' in scope ? { item: scope.item, index: scope.index } : {}), signal }, () => real(signal))
       : real;
     const wait: RetrySleep | undefined = sleep ? (ms, signal) => sleep(ms, step, signal) : undefined;
     return invokeWithRetry(step, this.signal, attempt, (message) => this.log('warn', message, step.id), wait);

@@ -21,7 +21,10 @@ export function logRegistryChange(c: RegistryChange, ctx: ChangeLogContext): voi
   if (!log) return;
   if (c.kind === 'error') {
     const problems = c.problems.map((p) => `${p.file}:${p.line}:${p.column}: ${p.message}`);
-    log.error({ integration: c.name, file: c.file, problems }, c.running ? `${c.file} has problems; last good version keeps running` : `${c.file} has problems; integration not loaded`);
+    log.error(
+      { integration: c.name, file: c.file, problems },
+      c.running ? `${c.file} has problems; last good version keeps running` : `${c.file} has problems; integration not loaded`,
+    );
     return;
   }
   if (!ctx.announce) return;
@@ -30,7 +33,9 @@ export function logRegistryChange(c: RegistryChange, ctx: ChangeLogContext): voi
     return;
   }
   const renamedFrom = c.kind === 'updated' && c.previous && c.previous.name !== c.name ? c.previous.name : undefined;
-  const message = renamedFrom ? `integration ${renamedFrom} renamed to ${c.name} (${c.file})` : `integration ${c.name} ${c.kind === 'added' ? 'added' : 'reloaded'} (${c.file})`;
+  const message = renamedFrom
+    ? `integration ${renamedFrom} renamed to ${c.name} (${c.file})`
+    : `integration ${c.name} ${c.kind === 'added' ? 'added' : 'reloaded'} (${c.file})`;
   const fields = { integration: c.name, file: c.file, ...(renamedFrom ? { previousName: renamedFrom } : {}) };
   // URLs only where they are news: a new integration or a new name (an edit keeps its token).
   if (!isWebhookLike(c.current) || (c.kind === 'updated' && !renamedFrom)) {

@@ -145,7 +145,8 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     this.queue.onAvailable(() => this.pump());
     this.queue.bind({
       free: () => (this.pumping ? this.limits.concurrency - this.running : 0),
-      freeFor: (integration) => Math.min(this.limits.perIntegration, this.concurrencyFor?.(integration) ?? Infinity) - (this.runningBy.get(integration) ?? 0),
+      freeFor: (integration) =>
+        Math.min(this.limits.perIntegration, this.concurrencyFor?.(integration) ?? Infinity) - (this.runningBy.get(integration) ?? 0),
       maxInterruptions: () => this.maxInterruptions,
     });
   }
@@ -204,7 +205,12 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     for (const e of executions) byIntegration.set(e.integration, (byIntegration.get(e.integration) ?? 0) + 1);
     this.checkCapacity(executions.length);
     for (const [integration, n] of byIntegration) this.checkCapacity(n, integration);
-    const jobs: QueuedJob[] = executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1, ...(this.watchers.has(e.id) ? { local: e } : {}) }));
+    const jobs: QueuedJob[] = executions.map((e) => ({
+      id: e.id,
+      integration: e.integration,
+      attempt: e.attempt ?? 1,
+      ...(this.watchers.has(e.id) ? { local: e } : {}),
+    }));
     const durable = executions.filter((e) => !this.watchers.has(e.id));
     this.pending += executions.length;
     for (const [integration, n] of byIntegration) this.pendingBy.set(integration, (this.pendingBy.get(integration) ?? 0) + n);
@@ -275,8 +281,21 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
   liveSummaries(filter: ExecutionFilter): ExecutionSummary[] {
     const out: ExecutionSummary[] = [];
     for (const { record: r, stored } of this.live.values()) {
-      if (stored || (filter.integration !== undefined && r.integration !== filter.integration) || (filter.status !== undefined && r.status !== filter.status)) continue;
-      out.push({ id: r.id, integration: r.integration, status: r.status, test: r.test, attempt: r.attempt, queuedAt: r.queuedAt, startedAt: r.startedAt });
+      if (
+        stored ||
+        (filter.integration !== undefined && r.integration !== filter.integration) ||
+        (filter.status !== undefined && r.status !== filter.status)
+      )
+        continue;
+      out.push({
+        id: r.id,
+        integration: r.integration,
+        status: r.status,
+        test: r.test,
+        attempt: r.attempt,
+        queuedAt: r.queuedAt,
+        startedAt: r.startedAt,
+      });
     }
     return out;
   }
@@ -328,14 +347,16 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
       this.running++;
       this.runningBy.set(job.integration, (this.runningBy.get(job.integration) ?? 0) + 1);
       const controller = new AbortController();
-      const promise = this.run(job, controller.signal).then((saved) => this.queue.settle(job, saved && !this.abandoned ? 'done' : 'abandoned')).finally(() => {
-        this.running--;
-        const n = (this.runningBy.get(job.integration) ?? 1) - 1;
-        if (n <= 0) this.runningBy.delete(job.integration);
-        else this.runningBy.set(job.integration, n);
-        this.inflight.delete(job.id);
-        this.pump();
-      });
+      const promise = this.run(job, controller.signal)
+        .then((saved) => this.queue.settle(job, saved && !this.abandoned ? 'done' : 'abandoned'))
+        .finally(() => {
+          this.running--;
+          const n = (this.runningBy.get(job.integration) ?? 1) - 1;
+          if (n <= 0) this.runningBy.delete(job.integration);
+          else this.runningBy.set(job.integration, n);
+          this.inflight.delete(job.id);
+          this.pump();
+        });
       this.inflight.set(job.id, { controller, promise });
     }
   }

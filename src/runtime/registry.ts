@@ -128,7 +128,12 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
       const owner = prev?.integration ? this.byName.get(prev.integration.name) : undefined;
       const running = prev?.integration && (!owner || owner === prev) ? prev.integration : undefined;
       const header = running ? undefined : (loaded.header ?? headerOf(loaded.integration));
-      const entry: RegistryEntry = { file, name: running?.name ?? header?.name ?? basename(file).replace(/\.ya?ml$/i, ''), integration: running, problems };
+      const entry: RegistryEntry = {
+        file,
+        name: running?.name ?? header?.name ?? basename(file).replace(/\.ya?ml$/i, ''),
+        integration: running,
+        problems,
+      };
       if (header) entry.header = header;
       if (signature) entry.signature = signature;
       this.byFile.set(file, entry);
@@ -137,7 +142,8 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
       return entry;
     }
     // A rename frees the old name.
-    if (prev?.integration && prev.integration.name !== next.name && this.byName.get(prev.integration.name) === prev) this.byName.delete(prev.integration.name);
+    if (prev?.integration && prev.integration.name !== next.name && this.byName.get(prev.integration.name) === prev)
+      this.byName.delete(prev.integration.name);
     const entry: RegistryEntry = { file, name: next.name, integration: next, problems: [] };
     if (signature) entry.signature = signature;
     this.byFile.set(file, entry);
@@ -159,7 +165,7 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
   /** A file's key in the registry: relative to the working directory when below it (as `validate` prints them). */
   display(path: string): string {
     const abs = resolve(path);
-    const rel = abs.startsWith(process.cwd() + '/') ? abs.slice(process.cwd().length + 1) : abs;
+    const rel = abs.startsWith(`${process.cwd()}/`) ? abs.slice(process.cwd().length + 1) : abs;
     return rel;
   }
 }

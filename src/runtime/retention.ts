@@ -5,7 +5,10 @@ import type { Store } from '../store/types.js';
 export const DEFAULT_RETENTION_DAYS = 14;
 const HOUR = 60 * 60 * 1000;
 
-export function startRetention(store: Store, opts: { days?: number; intervalMs?: number; logger?: Logger } = {}): { stop(): void; runOnce(): Promise<number> } {
+export function startRetention(
+  store: Store,
+  opts: { days?: number; intervalMs?: number; logger?: Logger } = {},
+): { stop(): void; runOnce(): Promise<number> } {
   const days = opts.days ?? DEFAULT_RETENTION_DAYS;
   const runOnce = async () => {
     if (days <= 0) return 0; // 0 = keep forever
@@ -23,5 +26,11 @@ export function startRetention(store: Store, opts: { days?: number; intervalMs?:
   // Never keep the process alive just for housekeeping.
   first.unref();
   timer.unref();
-  return { stop: () => (clearTimeout(first), clearInterval(timer)), runOnce };
+  return {
+    stop: () => {
+      clearTimeout(first);
+      clearInterval(timer);
+    },
+    runOnce,
+  };
 }

@@ -139,12 +139,18 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.dispatcher.on('queued', (list) => {
       for (const e of list) event({ id: e.id, integration: e.integration, status: 'queued', test: e.test, attempt: e.attempt ?? 1 });
     });
-    this.dispatcher.on('started', (job, stored) => event({ id: job.id, integration: job.integration, status: 'running', test: stored.test, attempt: job.attempt }));
+    this.dispatcher.on('started', (job, stored) =>
+      event({ id: job.id, integration: job.integration, status: 'running', test: stored.test, attempt: job.attempt }),
+    );
     this.dispatcher.on('finished', (r) => event({ id: r.id, integration: r.integration, status: r.status, test: r.test, attempt: r.attempt }));
     // New or renamed webhook integrations get their token before the first request needs it.
     this.registry.on('change', (c) => {
       if ((c.kind === 'added' || c.kind === 'updated') && isWebhookLike(c.current)) void this.tokens.tokenFor(c.name).catch(() => undefined);
-      logRegistryChange(c, { logger: this.logger, announce: this.loaded, webhookUrls: (name) => this.tokens.tokenFor(name).then(() => this.webhookUrls(name)) });
+      logRegistryChange(c, {
+        logger: this.logger,
+        announce: this.loaded,
+        webhookUrls: (name) => this.tokens.tokenFor(name).then(() => this.webhookUrls(name)),
+      });
     });
   }
 

@@ -153,7 +153,7 @@ export class TriggerManager {
   private reconcile(name: string): void {
     const desired = this.runtime.registry.get(name);
     const current = this.timed.get(name);
-    const wanted = desired && desired.enabled && (desired.trigger.type === 'schedule' || desired.trigger.type === 'poll') ? desired : undefined;
+    const wanted = desired?.enabled && (desired.trigger.type === 'schedule' || desired.trigger.type === 'poll') ? desired : undefined;
     if (current && (!wanted || !sameVersion(current.integration, wanted))) {
       current.stop();
       this.timed.delete(name);

@@ -96,7 +96,8 @@ export class FolderWatcher {
       files = listIntegrationFiles([this.dir]).files;
       this.missingLogged = false;
     } catch (err) {
-      if (!this.missingLogged) this.opts.logger?.warn({ dir: this.dir, err: (err as Error).message }, 'integrations folder unreadable; keeping what runs until it is back');
+      if (!this.missingLogged)
+        this.opts.logger?.warn({ dir: this.dir, err: (err as Error).message }, 'integrations folder unreadable; keeping what runs until it is back');
       this.missingLogged = true;
       return result;
     }
@@ -133,10 +134,19 @@ export class FolderWatcher {
     if (result.reloaded.length || result.removed.length) {
       // Files whose new text was rejected are named apart: their own entry already said "has
       // problems; last good version keeps running", and this one must not call them reloaded.
-      const rejected = new Set(this.registry.entries().filter((e) => e.problems.length > 0).map((e) => e.file));
+      const rejected = new Set(
+        this.registry
+          .entries()
+          .filter((e) => e.problems.length > 0)
+          .map((e) => e.file),
+      );
       const loaded = result.reloaded.filter((f) => !rejected.has(f));
       const withProblems = result.reloaded.filter((f) => rejected.has(f));
-      const summary = { ...(loaded.length ? { loaded } : {}), ...(withProblems.length ? { withProblems } : {}), ...(result.removed.length ? { removed: result.removed } : {}) };
+      const summary = {
+        ...(loaded.length ? { loaded } : {}),
+        ...(withProblems.length ? { withProblems } : {}),
+        ...(result.removed.length ? { removed: result.removed } : {}),
+      };
       this.opts.logger?.info(summary, 'integrations folder changed');
     }
     return result;
@@ -201,7 +211,11 @@ export class FolderWatcher {
         this.fsWatchers.set(folder, w);
         added = true;
       } catch (err) {
-        if (folder === this.dir) this.opts.logger?.warn({ dir: this.dir, err: (err as Error).message }, 'cannot watch the integrations folder; falling back to periodic rescans');
+        if (folder === this.dir)
+          this.opts.logger?.warn(
+            { dir: this.dir, err: (err as Error).message },
+            'cannot watch the integrations folder; falling back to periodic rescans',
+          );
         // A folder below it that vanished meanwhile: the next scan sees that.
       }
     }
@@ -226,4 +240,3 @@ function listFolders(root: string): string[] {
   }
   return out;
 }
-

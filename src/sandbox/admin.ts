@@ -4,21 +4,40 @@ import type { SandboxEnv } from './http.js';
 import type { OAuthState } from './oauth.js';
 import type { RecordedRequest } from './recorder.js';
 
-export interface AdminDeps { faults: Faults; oauth: OAuthState; requests: RecordedRequest[]; tokenRequests: RecordedRequest[] }
+export interface AdminDeps {
+  faults: Faults;
+  oauth: OAuthState;
+  requests: RecordedRequest[];
+  tokenRequests: RecordedRequest[];
+}
 
 /** Test-control routes under /__sandbox (no auth). */
 export function registerAdmin(app: Hono<SandboxEnv>, d: AdminDeps): void {
   app.get('/__sandbox/faults', (c) => c.json({ data: d.faults.snapshot() }));
   app.post('/__sandbox/faults', async (c) => {
     let f: Fault;
-    try { f = (await c.req.json()) as Fault; } catch { return c.json({ error: 'body must be a JSON fault' }, 400); }
+    try {
+      f = (await c.req.json()) as Fault;
+    } catch {
+      return c.json({ error: 'body must be a JSON fault' }, 400);
+    }
     if (!f || typeof f !== 'object' || Array.isArray(f)) return c.json({ error: 'body must be a JSON fault' }, 400);
     d.faults.add(f);
     return c.json({ ok: true, faults: d.faults.snapshot().length }, 201);
   });
-  app.delete('/__sandbox/faults', (c) => { d.faults.clear(); return c.json({}); });
+  app.delete('/__sandbox/faults', (c) => {
+    d.faults.clear();
+    return c.json({});
+  });
   app.get('/__sandbox/requests', (c) => c.json({ data: d.requests, total: d.requests.length, tokenRequests: d.tokenRequests }));
-  app.delete('/__sandbox/requests', (c) => { d.requests.length = 0; d.tokenRequests.length = 0; return c.json({}); });
-  app.post('/__sandbox/expire-tokens', (c) => { d.oauth.expireAll(); return c.json({}); });
+  app.delete('/__sandbox/requests', (c) => {
+    d.requests.length = 0;
+    d.tokenRequests.length = 0;
+    return c.json({});
+  });
+  app.post('/__sandbox/expire-tokens', (c) => {
+    d.oauth.expireAll();
+    return c.json({});
+  });
   app.post('/__sandbox/refresh-token', (c) => c.json({ refresh_token: d.oauth.issueRefreshToken() }, 201));
 }

@@ -31,8 +31,10 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
       return n;
     };
     try {
-      if (flag === '-h' || flag === '--help') { process.stdout.write(USAGE); return 0; }
-      else if (flag === '--port') opts.port = int(0, 65535);
+      if (flag === '-h' || flag === '--help') {
+        process.stdout.write(USAGE);
+        return 0;
+      } else if (flag === '--port') opts.port = int(0, 65535);
       else if (flag === '--host') opts.host = value();
       else if (flag === '--token-lifetime') opts.tokenLifetimeSec = int(1, 365 * 86400);
       else if (flag === '--seed') opts.seed = int(0, 2 ** 32 - 1);
@@ -50,20 +52,26 @@ export async function sandboxCommand(argv: string[]): Promise<number> {
     process.stderr.write(`hcm-runner sandbox: cannot listen on ${opts.host}:${opts.port}: ${(e as Error).message}\n`);
     return 1;
   }
-  process.stderr.write([
-    `HCM sandbox listening on ${sb.url}`,
-    `  API URL:        ${sb.apiUrl}`,
-    `  Authorize URL:  ${sb.authorizeUrl}`,
-    `  Token URL:      ${sb.tokenUrl}`,
-    `  Client ID:      ${DEFAULT_CLIENT_ID}`,
-    `  Client secret:  ${DEFAULT_CLIENT_SECRET}`,
-    `  Refresh token:  ${sb.issueRefreshToken()}  (long-lived, for headless connections)`,
-    `  Tenant:         any tenant id works (e.g. sandbox)`,
-    `Press Ctrl+C to stop.`,
-    '',
-  ].join('\n'));
+  process.stderr.write(
+    [
+      `HCM sandbox listening on ${sb.url}`,
+      `  API URL:        ${sb.apiUrl}`,
+      `  Authorize URL:  ${sb.authorizeUrl}`,
+      `  Token URL:      ${sb.tokenUrl}`,
+      `  Client ID:      ${DEFAULT_CLIENT_ID}`,
+      `  Client secret:  ${DEFAULT_CLIENT_SECRET}`,
+      `  Refresh token:  ${sb.issueRefreshToken()}  (long-lived, for headless connections)`,
+      `  Tenant:         any tenant id works (e.g. sandbox)`,
+      `Press Ctrl+C to stop.`,
+      '',
+    ].join('\n'),
+  );
   await new Promise<void>((resolve) => {
-    const stop = () => { process.off('SIGINT', stop); process.off('SIGTERM', stop); resolve(); };
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });

@@ -9,7 +9,9 @@ export interface Fault {
   reset?: boolean;
   times?: number;
 }
-interface ActiveFault extends Fault { remaining: number }
+interface ActiveFault extends Fault {
+  remaining: number;
+}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -27,9 +29,12 @@ export class Faults {
     return this.list.map(({ remaining, ...f }) => ({ ...f, times: remaining === Infinity ? undefined : remaining }));
   }
   take(method: string, path: string): Fault | undefined {
-    const f = this.list.find((x) => x.remaining > 0 &&
-      (!x.match?.method || x.match.method.toUpperCase() === method.toUpperCase()) &&
-      (!x.match?.pathIncludes || path.includes(x.match.pathIncludes)));
+    const f = this.list.find(
+      (x) =>
+        x.remaining > 0 &&
+        (!x.match?.method || x.match.method.toUpperCase() === method.toUpperCase()) &&
+        (!x.match?.pathIncludes || path.includes(x.match.pathIncludes)),
+    );
     if (!f) return undefined;
     f.remaining--;
     if (f.remaining <= 0) this.list = this.list.filter((x) => x !== f);

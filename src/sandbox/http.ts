@@ -7,11 +7,21 @@ export interface SandboxEnv {
 }
 export type Ctx = Context<SandboxEnv>;
 
-export interface FieldError { error: string; code: string; field?: string; path?: string }
+export interface FieldError {
+  error: string;
+  code: string;
+  field?: string;
+  path?: string;
+}
 
 /** Thrown by handlers and helpers; turned into a JSON error response by the app's onError. */
 export class HttpError extends Error {
-  constructor(public status: number, message: string, public errors?: FieldError[], public extra?: Record<string, unknown>) {
+  constructor(
+    public status: number,
+    message: string,
+    public errors?: FieldError[],
+    public extra?: Record<string, unknown>,
+  ) {
     super(message);
   }
   body(): Record<string, unknown> {
@@ -42,7 +52,9 @@ export function rawPath(c: Ctx): string {
 }
 
 export function json(c: Ctx, data: unknown, status = 200): Response {
-  const text = JSON.stringify(data ?? {}).split(API_BASE).join(originOf(c) + '/ccx');
+  const text = JSON.stringify(data ?? {})
+    .split(API_BASE)
+    .join(`${originOf(c)}/ccx`);
   return new Response(text, { status, headers: { 'content-type': 'application/json; charset=utf-8' } });
 }
 
@@ -65,8 +77,7 @@ export function paging(q: Record<string, string[]>): { limit: number; offset: nu
   const offset = o === undefined || o === '' ? 0 : Number(o);
   if (!Number.isInteger(limit) || limit < 1 || limit > 100)
     throw badRequest(`limit must be an integer between 1 and 100 (got ${l})`, 'limit', 'INVALID_LIMIT');
-  if (!Number.isInteger(offset) || offset < 0)
-    throw badRequest(`offset must be a non-negative integer (got ${o})`, 'offset', 'INVALID_OFFSET');
+  if (!Number.isInteger(offset) || offset < 0) throw badRequest(`offset must be a non-negative integer (got ${o})`, 'offset', 'INVALID_OFFSET');
   return { limit, offset };
 }
 
@@ -75,7 +86,8 @@ export function objectBody(c: Ctx, optional = false): Record<string, any> {
   const b = c.get('body');
   if ((b === undefined || b === '' || b === null) && optional) return {};
   if (typeof b !== 'object' || b === null || Array.isArray(b)) throw badRequest('request body must be a JSON object', undefined, 'INVALID_BODY');
-  if ('fields' in b && 'files' in b && !c.req.header('content-type')?.includes('json')) throw badRequest('expected a JSON body', undefined, 'INVALID_BODY');
+  if ('fields' in b && 'files' in b && !c.req.header('content-type')?.includes('json'))
+    throw badRequest('expected a JSON body', undefined, 'INVALID_BODY');
   return b as Record<string, any>;
 }
 

@@ -63,11 +63,20 @@ export const DEFAULT_CLIENT_SECRET = 'sandbox-secret';
 /** Build the sandbox app without listening (usable with app.request() in-process). */
 export function createSandboxApp(opts: SandboxOptions = {}): { app: Hono<SandboxEnv>; state: SandboxState } {
   const options = {
-    tokenLifetimeSec: opts.tokenLifetimeSec ?? 3600, seed: opts.seed ?? 1, rotateRefreshTokens: opts.rotateRefreshTokens ?? true,
-    clientId: opts.clientId ?? DEFAULT_CLIENT_ID, clientSecret: opts.clientSecret ?? DEFAULT_CLIENT_SECRET, quiet: opts.quiet ?? false,
+    tokenLifetimeSec: opts.tokenLifetimeSec ?? 3600,
+    seed: opts.seed ?? 1,
+    rotateRefreshTokens: opts.rotateRefreshTokens ?? true,
+    clientId: opts.clientId ?? DEFAULT_CLIENT_ID,
+    clientSecret: opts.clientSecret ?? DEFAULT_CLIENT_SECRET,
+    quiet: opts.quiet ?? false,
   };
   const state: SandboxState = {
-    db: seedDb(options.seed), oauth: new OAuthState(options), faults: new Faults(), requests: [], tokenRequests: [], options,
+    db: seedDb(options.seed),
+    oauth: new OAuthState(options),
+    faults: new Faults(),
+    requests: [],
+    tokenRequests: [],
+    options,
   };
   const app = new Hono<SandboxEnv>();
   if (!options.quiet) {
@@ -109,18 +118,28 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
   const shownHost = hostname === '0.0.0.0' || hostname === '::' ? '127.0.0.1' : hostname.includes(':') ? `[${hostname}]` : hostname;
   const url = `http://${shownHost}:${port}`;
   return {
-    url, apiUrl: `${url}/ccx`, authorizeUrl: `${url}/<tenant_id>/authorize`, tokenUrl: `${url}/ccx/oauth2/<tenant_id>/token`, port,
-    requests: state.requests, tokenRequests: state.tokenRequests,
-    clearRequests: () => { state.requests.length = 0; state.tokenRequests.length = 0; },
+    url,
+    apiUrl: `${url}/ccx`,
+    authorizeUrl: `${url}/<tenant_id>/authorize`,
+    tokenUrl: `${url}/ccx/oauth2/<tenant_id>/token`,
+    port,
+    requests: state.requests,
+    tokenRequests: state.tokenRequests,
+    clearRequests: () => {
+      state.requests.length = 0;
+      state.tokenRequests.length = 0;
+    },
     addFault: (f) => state.faults.add(f),
     clearFaults: () => state.faults.clear(),
     expireAllTokens: () => state.oauth.expireAll(),
     issueRefreshToken: () => state.oauth.issueRefreshToken(),
-    close: () => new Promise<void>((resolve) => {
-      const s = server as import('node:http').Server;
-      s.close(() => resolve());
-      s.closeAllConnections?.();
-    }),
-    app, state,
+    close: () =>
+      new Promise<void>((resolve) => {
+        const s = server as import('node:http').Server;
+        s.close(() => resolve());
+        s.closeAllConnections?.();
+      }),
+    app,
+    state,
   };
 }

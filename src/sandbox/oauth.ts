@@ -2,9 +2,26 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Hono } from 'hono';
 import type { Ctx, SandboxEnv } from './http.js';
 
-export interface OAuthConfig { clientId: string; clientSecret: string; tokenLifetimeSec: number; rotateRefreshTokens: boolean }
-interface CodeGrant { clientId: string; redirectUri: string; scope: string; challenge?: string; method?: string; tenant: string; expiresAt: number }
-interface Grant { clientId: string; scope: string; tenant: string }
+export interface OAuthConfig {
+  clientId: string;
+  clientSecret: string;
+  tokenLifetimeSec: number;
+  rotateRefreshTokens: boolean;
+}
+interface CodeGrant {
+  clientId: string;
+  redirectUri: string;
+  scope: string;
+  challenge?: string;
+  method?: string;
+  tenant: string;
+  expiresAt: number;
+}
+interface Grant {
+  clientId: string;
+  scope: string;
+  tenant: string;
+}
 
 const DEFAULT_SCOPE = 'Staffing Time_Tracking Absence_Management Person_Data Accounts_Payable Business_Process Connect Customer_Accounts Prism';
 const rand = (prefix: string) => prefix + randomBytes(24).toString('base64url');
@@ -53,7 +70,13 @@ function clientCredentials(c: Ctx, form: Record<string, string>): { id?: string;
   if (auth && /^basic /i.test(auth)) {
     const decoded = Buffer.from(auth.slice(6).trim(), 'base64').toString('utf8');
     const i = decoded.indexOf(':');
-    const dec = (s: string) => { try { return decodeURIComponent(s.replace(/\+/g, ' ')); } catch { return s; } };
+    const dec = (s: string) => {
+      try {
+        return decodeURIComponent(s.replace(/\+/g, ' '));
+      } catch {
+        return s;
+      }
+    };
     return { id: dec(i === -1 ? decoded : decoded.slice(0, i)), secret: dec(i === -1 ? '' : decoded.slice(i + 1)), basic: true };
   }
   return { id: form.client_id, secret: form.client_secret, basic: false };
@@ -70,9 +93,13 @@ export function registerOAuth(app: Hono<SandboxEnv>, st: OAuthState): void {
   app.get('/.well-known/oauth-authorization-server', (c) => {
     const o = new URL(c.req.url).origin;
     return c.json({
-      issuer: o, authorization_endpoint: `${o}/sandbox/authorize`, token_endpoint: `${o}/ccx/oauth2/sandbox/token`,
-      response_types_supported: ['code'], grant_types_supported: ['authorization_code', 'refresh_token'],
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'], code_challenge_methods_supported: ['S256'],
+      issuer: o,
+      authorization_endpoint: `${o}/sandbox/authorize`,
+      token_endpoint: `${o}/ccx/oauth2/sandbox/token`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      code_challenge_methods_supported: ['S256'],
     });
   });
 
@@ -81,23 +108,35 @@ export function registerOAuth(app: Hono<SandboxEnv>, st: OAuthState): void {
     if (q.client_id !== st.cfg.clientId) return oauthError(c, 400, 'invalid_client', `unknown client_id: ${q.client_id ?? ''}`);
     if (!q.redirect_uri) return oauthError(c, 400, 'invalid_request', 'redirect_uri is required');
     let target: URL;
-    try { target = new URL(q.redirect_uri); } catch { return oauthError(c, 400, 'invalid_request', 'redirect_uri is not an absolute URL'); }
+    try {
+      target = new URL(q.redirect_uri);
+    } catch {
+      return oauthError(c, 400, 'invalid_request', 'redirect_uri is not an absolute URL');
+    }
     const add = (k: string, v: string | undefined) => v !== undefined && target.searchParams.set(k, v);
     if (q.response_type !== 'code') {
-      add('error', 'unsupported_response_type'); add('state', q.state);
+      add('error', 'unsupported_response_type');
+      add('state', q.state);
       return c.redirect(target.toString(), 302);
     }
     if (q.code_challenge_method && !['S256', 'plain'].includes(q.code_challenge_method)) {
-      add('error', 'invalid_request'); add('error_description', 'unsupported code_challenge_method'); add('state', q.state);
+      add('error', 'invalid_request');
+      add('error_description', 'unsupported code_challenge_method');
+      add('state', q.state);
       return c.redirect(target.toString(), 302);
     }
     const code = rand('sbx_code_');
     st.codes.set(code, {
-      clientId: q.client_id, redirectUri: q.redirect_uri, scope: q.scope || DEFAULT_SCOPE, tenant: c.req.param('tenant'),
-      challenge: q.code_challenge || undefined, method: q.code_challenge ? (q.code_challenge_method || 'plain') : undefined,
+      clientId: q.client_id,
+      redirectUri: q.redirect_uri,
+      scope: q.scope || DEFAULT_SCOPE,
+      tenant: c.req.param('tenant'),
+      challenge: q.code_challenge || undefined,
+      method: q.code_challenge ? q.code_challenge_method || 'plain' : undefined,
       expiresAt: Date.now() + 600_000,
     });
-    add('code', code); add('state', q.state);
+    add('code', code);
+    add('state', q.state);
     return c.redirect(target.toString(), 302);
   });
 
@@ -110,7 +149,8 @@ export function registerOAuth(app: Hono<SandboxEnv>, st: OAuthState): void {
     if (form.grant_type === 'authorization_code') {
       const grant = form.code ? st.codes.get(form.code) : undefined;
       if (form.code) st.codes.delete(form.code);
-      if (!grant || grant.expiresAt < Date.now() || grant.clientId !== cred.id) return oauthError(c, 400, 'invalid_grant', 'unknown, used or expired code');
+      if (!grant || grant.expiresAt < Date.now() || grant.clientId !== cred.id)
+        return oauthError(c, 400, 'invalid_grant', 'unknown, used or expired code');
       if (form.redirect_uri !== grant.redirectUri) return oauthError(c, 400, 'invalid_grant', 'redirect_uri does not match the authorize request');
       if (!verifyPkce(grant, form.code_verifier)) return oauthError(c, 400, 'invalid_grant', 'PKCE verification failed');
       return c.json(st.issueTokens({ clientId: grant.clientId, scope: grant.scope, tenant: grant.tenant }), 200, { 'cache-control': 'no-store' });

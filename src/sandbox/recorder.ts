@@ -1,7 +1,13 @@
 import type { MiddlewareHandler } from 'hono';
 import { rawPath, type SandboxEnv } from './http.js';
 
-export interface RecordedFile { name: string; filename: string; contentType: string; size: number; base64: string }
+export interface RecordedFile {
+  name: string;
+  filename: string;
+  contentType: string;
+  size: number;
+  base64: string;
+}
 export interface RecordedRequest {
   method: string;
   path: string;
@@ -18,7 +24,11 @@ export async function parseBody(req: Request): Promise<unknown> {
   if (buf.length === 0) return undefined;
   const text = () => buf.toString('utf8');
   if (/json/i.test(ct)) {
-    try { return JSON.parse(text()); } catch { return text(); }
+    try {
+      return JSON.parse(text());
+    } catch {
+      return text();
+    }
   }
   if (/application\/x-www-form-urlencoded/i.test(ct)) return Object.fromEntries(new URLSearchParams(text()));
   if (/multipart\/form-data/i.test(ct)) {
@@ -30,7 +40,13 @@ export async function parseBody(req: Request): Promise<unknown> {
         if (typeof v === 'string') fields[name] = v;
         else {
           const bytes = Buffer.from(await v.arrayBuffer());
-          files.push({ name, filename: v.name, contentType: v.type || 'application/octet-stream', size: bytes.length, base64: bytes.toString('base64') });
+          files.push({
+            name,
+            filename: v.name,
+            contentType: v.type || 'application/octet-stream',
+            size: bytes.length,
+            base64: bytes.toString('base64'),
+          });
         }
       }
       return { fields, files };
@@ -53,7 +69,9 @@ export function recorder(requests: RecordedRequest[], tokenRequests: RecordedReq
       const query: Record<string, string | string[]> = {};
       for (const [k, v] of Object.entries(c.req.queries() ?? {})) query[k] = v.length === 1 ? v[0]! : v;
       const headers: Record<string, string> = {};
-      c.req.raw.headers.forEach((v, k) => { headers[k] = v; });
+      c.req.raw.headers.forEach((v, k) => {
+        headers[k] = v;
+      });
       const ct = c.req.header('content-type');
       target.push({ method: c.req.method, path, query, headers, body, ...(ct ? { contentType: ct } : {}) });
     }

@@ -14,7 +14,10 @@ export function view(rec: Rec): Record<string, unknown> {
 export class Collection {
   private items = new Map<string, Rec>();
   private aliases = new Map<string, string>();
-  constructor(public readonly what: string, private readonly rng: Rng) {}
+  constructor(
+    public readonly what: string,
+    private readonly rng: Rng,
+  ) {}
 
   newId(): string {
     let id = this.rng.hex(32);
@@ -61,10 +64,33 @@ export class Collection {
 }
 
 export const RESOURCES = [
-  'workers', 'people', 'organizations', 'customers', 'serviceDates', 'skills', 'jobChanges', 'orgAssignmentChanges',
-  'businessTitleChanges', 'commonJobChanges', 'timeClockEvents', 'timeBlocks', 'balances', 'timeOffDetails',
-  'timeOffRequests', 'events', 'eventAttachments', 'supplierInvoiceRequests', 'sirAttachments', 'messageTemplates',
-  'messages', 'invoices', 'payments', 'tables', 'dataChanges', 'fileContainers', 'files',
+  'workers',
+  'people',
+  'organizations',
+  'customers',
+  'serviceDates',
+  'skills',
+  'jobChanges',
+  'orgAssignmentChanges',
+  'businessTitleChanges',
+  'commonJobChanges',
+  'timeClockEvents',
+  'timeBlocks',
+  'balances',
+  'timeOffDetails',
+  'timeOffRequests',
+  'events',
+  'eventAttachments',
+  'supplierInvoiceRequests',
+  'sirAttachments',
+  'messageTemplates',
+  'messages',
+  'invoices',
+  'payments',
+  'tables',
+  'dataChanges',
+  'fileContainers',
+  'files',
 ] as const;
 export type ResourceName = (typeof RESOURCES)[number];
 
@@ -79,14 +105,33 @@ export interface Db extends Record<ResourceName, Collection> {
 
 export function createDb(rng: Rng): Db {
   const labels: Record<ResourceName, string> = {
-    workers: 'worker', people: 'person', organizations: 'organization', customers: 'customer', serviceDates: 'service date',
-    skills: 'skill', jobChanges: 'job change', orgAssignmentChanges: 'organization assignment change',
-    businessTitleChanges: 'business title change', commonJobChanges: 'job change', timeClockEvents: 'time clock event',
-    timeBlocks: 'worker time block', balances: 'time off balance', timeOffDetails: 'time off detail',
-    timeOffRequests: 'time off request', events: 'event', eventAttachments: 'event attachment',
-    supplierInvoiceRequests: 'supplier invoice request', sirAttachments: 'attachment', messageTemplates: 'message template',
-    messages: 'message', invoices: 'invoice', payments: 'payment', tables: 'table', dataChanges: 'data change',
-    fileContainers: 'file container', files: 'file',
+    workers: 'worker',
+    people: 'person',
+    organizations: 'organization',
+    customers: 'customer',
+    serviceDates: 'service date',
+    skills: 'skill',
+    jobChanges: 'job change',
+    orgAssignmentChanges: 'organization assignment change',
+    businessTitleChanges: 'business title change',
+    commonJobChanges: 'job change',
+    timeClockEvents: 'time clock event',
+    timeBlocks: 'worker time block',
+    balances: 'time off balance',
+    timeOffDetails: 'time off detail',
+    timeOffRequests: 'time off request',
+    events: 'event',
+    eventAttachments: 'event attachment',
+    supplierInvoiceRequests: 'supplier invoice request',
+    sirAttachments: 'attachment',
+    messageTemplates: 'message template',
+    messages: 'message',
+    invoices: 'invoice',
+    payments: 'payment',
+    tables: 'table',
+    dataChanges: 'data change',
+    fileContainers: 'file container',
+    files: 'file',
   };
   const db = { lookups: { jobChangeReasons: [] }, rng } as unknown as Db;
   for (const r of RESOURCES) (db as any)[r] = new Collection(labels[r], rng);

@@ -39,7 +39,7 @@ export async function loadOrCreateAdminToken(dataDir: string): Promise<{ token: 
   let created = false;
   try {
     await fs.mkdir(dataDir, { recursive: true });
-    await fs.writeFile(file, randomBytes(24).toString('base64url') + '\n', { flag: 'wx', mode: 0o600 });
+    await fs.writeFile(file, `${randomBytes(24).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 });
     created = true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {

@@ -18,7 +18,9 @@ export function adminApi(runtime: Runtime, adminToken: string): Hono<AppEnv> {
   api.use('*', async (c, next) => {
     const m = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '');
     if (!m || !isAdminToken(m[1]!.trim())) {
-      return c.json({ error: 'missing or wrong admin token: send Authorization: Bearer $HCM_RUNNER_ADMIN_TOKEN' }, 401, { 'www-authenticate': 'Bearer' });
+      return c.json({ error: 'missing or wrong admin token: send Authorization: Bearer $HCM_RUNNER_ADMIN_TOKEN' }, 401, {
+        'www-authenticate': 'Bearer',
+      });
     }
     await next();
   });
@@ -59,7 +61,9 @@ export function adminApi(runtime: Runtime, adminToken: string): Hono<AppEnv> {
 
   // Executions -----------------------------------------------------------------------------------
   api.get('/executions', async (c) =>
-    c.json(await ops.executions({ integration: c.req.query('integration'), status: c.req.query('status'), limit: limitParam(c.req.query('limit'), 50) })),
+    c.json(
+      await ops.executions({ integration: c.req.query('integration'), status: c.req.query('status'), limit: limitParam(c.req.query('limit'), 50) }),
+    ),
   );
   api.get('/executions/:id', async (c) => c.json(await ops.execution(c.req.param('id'))));
   api.post('/executions/:id/replay', async (c) => c.json(await ops.replay(c.req.param('id'))));
@@ -76,7 +80,9 @@ export function adminApi(runtime: Runtime, adminToken: string): Hono<AppEnv> {
   api.get('/connections', async (c) => c.json(await ops.connections()));
 
   /** Starts an OAuth connection's authorization-code flow → {url, state, redirectUri}. */
-  api.post('/integrations/:name/connections/:connection/authorize', async (c) => c.json(await ops.authorize(c.req.param('name'), c.req.param('connection'))));
+  api.post('/integrations/:name/connections/:connection/authorize', async (c) =>
+    c.json(await ops.authorize(c.req.param('name'), c.req.param('connection'))),
+  );
 
   api.notFound((c) => c.json({ error: `no admin route ${c.req.method} ${c.req.path}` }, 404));
   return api;

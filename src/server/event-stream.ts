@@ -52,7 +52,8 @@ export function captureStream(runtime: Runtime, c: Context, integration: string)
  */
 function stream(runtime: Runtime, c: Context, subscribe: (send: (event: string, data: unknown) => void) => () => void): Response {
   const open = openStreams.get(runtime) ?? 0;
-  if (open >= MAX_STREAMS) throw new HttpError(503, `too many open event streams (limit ${MAX_STREAMS}); close some console tabs or retry later`, { 'retry-after': '5' });
+  if (open >= MAX_STREAMS)
+    throw new HttpError(503, `too many open event streams (limit ${MAX_STREAMS}); close some console tabs or retry later`, { 'retry-after': '5' });
   openStreams.set(runtime, open + 1);
   const response = streamSSE(c, async (sse: SSEStreamingApi) => {
     let finish!: () => void;

@@ -27,7 +27,17 @@ export function createLogger(level = process.env.HCM_RUNNER_LOG_LEVEL ?? 'info',
     level,
     base: { service: 'hcm-runner' },
     redact: {
-      paths: ['headers.authorization', 'req.headers.authorization', 'authorization', 'secret', 'clientSecret', 'accessToken', 'refreshToken', 'body', 'rawBody'],
+      paths: [
+        'headers.authorization',
+        'req.headers.authorization',
+        'authorization',
+        'secret',
+        'clientSecret',
+        'accessToken',
+        'refreshToken',
+        'body',
+        'rawBody',
+      ],
       censor: '[redacted]',
     },
   };

@@ -31,8 +31,11 @@ export function oauthCallback(runtime: Runtime) {
       });
       runtime.logger?.info({ integration: done.integration, connection: done.connection }, 'OAuth connection authorized');
       const message = `Connection "${done.connection}" of integration "${done.integration}" is authorized. You can close this window.`;
-      if ((c.req.header('accept') ?? '').includes('application/json')) return c.json({ status: 'connected', integration: done.integration, connection: done.connection });
-      return c.html(`<!doctype html><meta charset="utf-8"><title>hcm-runner</title><p>${escapeHtml(message)}</p><p><a href="/console/connections">Back to the console</a></p>`);
+      if ((c.req.header('accept') ?? '').includes('application/json'))
+        return c.json({ status: 'connected', integration: done.integration, connection: done.connection });
+      return c.html(
+        `<!doctype html><meta charset="utf-8"><title>hcm-runner</title><p>${escapeHtml(message)}</p><p><a href="/console/connections">Back to the console</a></p>`,
+      );
     } catch (err) {
       // An unusable store is not a bad callback: the app's error handler answers it (503).
       if (err instanceof StorageUnavailableError) throw err;
@@ -45,7 +48,11 @@ export function oauthCallback(runtime: Runtime) {
  * Starts the code flow of one connection (the admin API and the console's Connect button):
  * the URL to open in a browser. Throws HttpError 404 (unknown) or 400 (not authorizable).
  */
-export async function authorizeConnection(runtime: Runtime, name: string, connectionName: string): Promise<{ url: string; state: string; redirectUri: string }> {
+export async function authorizeConnection(
+  runtime: Runtime,
+  name: string,
+  connectionName: string,
+): Promise<{ url: string; state: string; redirectUri: string }> {
   const connection = await resolveConnection(runtime, name, connectionName);
   const redirectUri = callbackPath(runtime);
   const { url, state } = await beginAuthorization({ integration: name, connection, redirectUri, pending: statePendingAuthorizations(runtime.store) });

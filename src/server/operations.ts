@@ -105,7 +105,8 @@ export class AdminOperations {
   async updatePayload(name: string, payload: string, body: unknown): Promise<SavedPayload> {
     const entry = this.entry(name);
     await this.payload(name, payload);
-    if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'send {"trigger": {...}} (the whole $trigger) or {"payload": ...} (a JSON body)');
+    if (!body || typeof body !== 'object' || Array.isArray(body))
+      throw new HttpError(400, 'send {"trigger": {...}} (the whole $trigger) or {"payload": ...} (a JSON body)');
     const b = body as Record<string, unknown>;
     const trigger = await this.triggerFrom(entry.name, 'trigger' in b || 'payload' in b || 'captureId' in b ? b : { trigger: b });
     return this.runtime.store.savePayload(entry.name, payload, trigger);
@@ -129,14 +130,18 @@ export class AdminOperations {
   // Executions -----------------------------------------------------------------------------------
   async executions(filter: { integration?: string; status?: string; limit?: number }): Promise<ExecutionSummary[]> {
     const { status } = filter;
-    if (status !== undefined && !EXECUTION_STATUSES.includes(status as ExecutionStatus)) throw new HttpError(400, `status must be one of ${EXECUTION_STATUSES.join(', ')}`);
+    if (status !== undefined && !EXECUTION_STATUSES.includes(status as ExecutionStatus))
+      throw new HttpError(400, `status must be one of ${EXECUTION_STATUSES.join(', ')}`);
     const query = { integration: filter.integration || undefined, status: status as ExecutionStatus | undefined, limit: filter.limit ?? 50 };
     const stored = await this.runtime.store.listExecutions(query);
     // Synchronous runs in progress are in memory only until they finish (dispatcher.submit).
     const live = this.runtime.dispatcher.liveSummaries(query);
     if (live.length === 0) return stored;
-    const newestFirst = (a: ExecutionSummary, b: ExecutionSummary) => ((b.queuedAt ?? '') > (a.queuedAt ?? '') ? 1 : (b.queuedAt ?? '') < (a.queuedAt ?? '') ? -1 : b.id > a.id ? 1 : -1);
-    return [...stored, ...live.filter((l) => !stored.some((s) => s.id === l.id))].sort(newestFirst).slice(0, Math.max(1, Math.min(query.limit, MAX_LIST_LIMIT)));
+    const newestFirst = (a: ExecutionSummary, b: ExecutionSummary) =>
+      (b.queuedAt ?? '') > (a.queuedAt ?? '') ? 1 : (b.queuedAt ?? '') < (a.queuedAt ?? '') ? -1 : b.id > a.id ? 1 : -1;
+    return [...stored, ...live.filter((l) => !stored.some((s) => s.id === l.id))]
+      .sort(newestFirst)
+      .slice(0, Math.max(1, Math.min(query.limit, MAX_LIST_LIMIT)));
   }
 
   async execution(id: string): Promise<ExecutionRecord> {
@@ -151,7 +156,14 @@ export class AdminOperations {
     const record = await this.execution(id);
     this.runnable(record.integration);
     const newId = newExecutionId();
-    return this.submit({ id: newId, integration: record.integration, trigger: withExecution(record.trigger, newId), test: record.test, attempt: 1, queuedAt: new Date().toISOString() });
+    return this.submit({
+      id: newId,
+      integration: record.integration,
+      trigger: withExecution(record.trigger, newId),
+      test: record.test,
+      attempt: 1,
+      queuedAt: new Date().toISOString(),
+    });
   }
 
   // OAuth connections ----------------------------------------------------------------------------
@@ -188,7 +200,8 @@ export class AdminOperations {
 
   private runnable(name: string) {
     const entry = this.entry(name);
-    if (!entry.integration) throw new HttpError(409, `integration "${name}" has errors and no good version to run; fix ${entry.file} (see GET /api/integrations/${name})`);
+    if (!entry.integration)
+      throw new HttpError(409, `integration "${name}" has errors and no good version to run; fix ${entry.file} (see GET /api/integrations/${name})`);
     return entry.integration;
   }
 
@@ -218,12 +231,23 @@ function triggerSummary(t: CompiledTrigger): IntegrationView['trigger'] {
   if (t.type === 'webhook' || t.type === 'appEvent') {
     return { type: t.type, methods: t.methods, response: t.response.mode, ...(t.hmac ? { signatureHeader: t.hmac.header } : {}) };
   }
-  const timing = { ...(t.every !== undefined ? { every: formatEvery(t.every) } : {}), ...(t.cron ? { cron: t.cron } : {}), ...(t.at ? { at: t.at } : {}), timezone: t.timezone };
+  const timing = {
+    ...(t.every !== undefined ? { every: formatEvery(t.every) } : {}),
+    ...(t.cron ? { cron: t.cron } : {}),
+    ...(t.at ? { at: t.at } : {}),
+    timezone: t.timezone,
+  };
   return t.type === 'schedule' ? { type: t.type, ...timing, overlap: t.overlap } : { type: t.type, ...timing, mode: t.mode };
 }
 
 function formatEvery(ms: number): string {
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) if (ms % size === 0) return `${ms / size}${unit}`;
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const)
+    if (ms % size === 0) return `${ms / size}${unit}`;
   return `${ms}ms`;
 }
 

@@ -30,11 +30,12 @@ export function formatLogLine(json: string, opts: PrettyOptions = {}): string {
   try {
     entry = JSON.parse(json) as Record<string, unknown>;
   } catch {
-    return json.endsWith('\n') ? json : json + '\n';
+    return json.endsWith('\n') ? json : `${json}\n`;
   }
   const paint = (code: string, text: string) => (opts.colour ? `\x1b[${code}m${text}\x1b[0m` : text);
   const level = LEVELS[entry.level as number] ?? { name: String(entry.level), colour: '0' };
-  const time = typeof entry.time === 'number' ? new Date(entry.time).toTimeString().slice(0, 8) + '.' + String(entry.time % 1000).padStart(3, '0') : '';
+  const time =
+    typeof entry.time === 'number' ? `${new Date(entry.time).toTimeString().slice(0, 8)}.${String(entry.time % 1000).padStart(3, '0')}` : '';
   const fields: string[] = [];
   const lists: string[] = [];
   for (const [key, value] of Object.entries(entry)) {
@@ -46,7 +47,7 @@ export function formatLogLine(json: string, opts: PrettyOptions = {}): string {
     fields.push(`${paint('2', `${key}=`)}${show(value)}`);
   }
   const head = `${paint('90', time)} ${paint(level.colour, level.name.padEnd(5))} ${String(entry.msg ?? '')}`;
-  return [fields.length ? `${head}  ${fields.join(' ')}` : head, ...lists].join('\n') + '\n';
+  return `${[fields.length ? `${head}  ${fields.join(' ')}` : head, ...lists].join('\n')}\n`;
 }
 
 function show(value: unknown): string {

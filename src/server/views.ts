@@ -33,4 +33,3 @@ export function integrationView(runtime: Runtime, e: RegistryEntry): Integration
   }
   return view;
 }
-

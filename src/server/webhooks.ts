@@ -45,7 +45,11 @@ function plainRequest(c: Context<AppEnv>): IntakeRequest {
 }
 
 function send(c: Context<AppEnv>, r: RenderedResponse): Response {
-  return c.body(typeof r.body === 'string' ? r.body : new Uint8Array(r.body.buffer as ArrayBuffer, r.body.byteOffset, r.body.byteLength), r.status as 200, r.headers);
+  return c.body(
+    typeof r.body === 'string' ? r.body : new Uint8Array(r.body.buffer as ArrayBuffer, r.body.byteOffset, r.body.byteLength),
+    r.status as 200,
+    r.headers,
+  );
 }
 
 // Header names are the caller's choice: the objects holding them have no prototype.
@@ -61,6 +65,8 @@ function nodeHeaders(incoming: IncomingMessage): Record<string, string> {
 
 function webHeaders(headers: Headers): Record<string, string> {
   const out = Object.create(null) as Record<string, string>;
-  headers.forEach((v, k) => (out[k.toLowerCase()] = v));
+  headers.forEach((v, k) => {
+    out[k.toLowerCase()] = v;
+  });
   return out;
 }

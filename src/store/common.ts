@@ -142,18 +142,21 @@ export function parseJsonText(value: unknown): unknown {
 }
 
 /** Rebuilds a record from its row; the columns are authoritative over the JSON copy. */
-export function recordFromRow(row: {
-  id: string;
-  integration: string;
-  status: string;
-  test: boolean | number;
-  attempt: number;
-  trigger: unknown;
-  record: unknown;
-  queued_at: string | Date | null;
-  started_at: string | Date | null;
-  finished_at: string | Date | null;
-}, json: (value: unknown) => unknown = parseJsonText): ExecutionRecord {
+export function recordFromRow(
+  row: {
+    id: string;
+    integration: string;
+    status: string;
+    test: boolean | number;
+    attempt: number;
+    trigger: unknown;
+    record: unknown;
+    queued_at: string | Date | null;
+    started_at: string | Date | null;
+    finished_at: string | Date | null;
+  },
+  json: (value: unknown) => unknown = parseJsonText,
+): ExecutionRecord {
   const body = json(row.record) as Partial<ExecutionRecord>;
   const trigger = json(row.trigger);
   const record: ExecutionRecord = {
@@ -213,7 +216,7 @@ export function emptyCounts(): Record<ExecutionStatus, number> {
 /** Removes duplicate keys, keeping each key's last position (the newest). */
 export function dedupeKeepLast(keys: readonly string[]): string[] {
   const last = new Map<string, number>();
-  keys.forEach((k, i) => last.set(k, i));
+  for (let i = 0; i < keys.length; i++) last.set(keys[i]!, i);
   return keys.filter((k, i) => last.get(k) === i);
 }
 

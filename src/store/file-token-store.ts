@@ -30,7 +30,10 @@ export class FileTokenStore implements TokenStore {
   private readonly keyChains = new Map<string, Promise<unknown>>();
   readonly file: string;
 
-  constructor(readonly dir: string, private readonly opts: FileTokenStoreOptions = {}) {
+  constructor(
+    readonly dir: string,
+    private readonly opts: FileTokenStoreOptions = {},
+  ) {
     this.file = join(dir, 'tokens.json');
   }
 
@@ -88,7 +91,10 @@ export class FileTokenStore implements TokenStore {
 
   async withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const prev = this.keyChains.get(key) ?? Promise.resolve();
-    const run = prev.then(() => this.withFileLock(key, fn), () => this.withFileLock(key, fn));
+    const run = prev.then(
+      () => this.withFileLock(key, fn),
+      () => this.withFileLock(key, fn),
+    );
     const tail = run.catch(() => undefined);
     this.keyChains.set(key, tail);
     void tail.then(() => {

@@ -181,7 +181,13 @@ export class InProcessQueue implements ExecutionQueue {
     const unfinished = (await this.store?.unfinishedExecutions()) ?? [];
     if (unfinished.length === 0) return 0;
     this.push(
-      unfinished.map((r) => ({ id: r.id, integration: r.integration, attempt: r.attempt + 1, recovered: true, previous: { status: r.status, attempt: r.attempt } })),
+      unfinished.map((r) => ({
+        id: r.id,
+        integration: r.integration,
+        attempt: r.attempt + 1,
+        recovered: true,
+        previous: { status: r.status, attempt: r.attempt },
+      })),
     );
     return unfinished.length;
   }

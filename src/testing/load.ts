@@ -102,7 +102,8 @@ export function loadTestText(file: string, text: string, dir: string, lookup = n
   const names = new Map<string, number>();
   cases.forEach((c, i) => {
     const first = names.get(c.name);
-    if (first !== undefined) problems.add(`/cases/${i}/name`, `case name "${c.name}" is already used by cases[${first}]; give each case its own name`);
+    if (first !== undefined)
+      problems.add(`/cases/${i}/name`, `case name "${c.name}" is already used by cases[${first}]; give each case its own name`);
     else names.set(c.name, i);
   });
   if (problems.count) return { file, problems: problems.problems };
@@ -115,13 +116,19 @@ function resolveIntegration(ref: string, dir: string, lookup: IntegrationLookup,
   if (isPath) {
     loaded = lookup.file(resolve(dir, ref));
     if (!loaded.integration && loaded.problems[0]?.message.startsWith('cannot read file')) {
-      problems.add('/integration', `no integration file at ${ref} (relative to this test file); give the integration's name or a path relative to this file`);
+      problems.add(
+        '/integration',
+        `no integration file at ${ref} (relative to this test file); give the integration's name or a path relative to this file`,
+      );
       return undefined;
     }
   } else {
     const { found, also, names } = lookup.byName(ref, dir);
     if (found && also.length) {
-      problems.add('/integration', `several files below ${display(dir) || '.'} are named "${ref}" (${[found, ...also].map((l) => l.file).join(', ')}); give the path of the one to test, relative to this file`);
+      problems.add(
+        '/integration',
+        `several files below ${display(dir) || '.'} are named "${ref}" (${[found, ...also].map((l) => l.file).join(', ')}); give the path of the one to test, relative to this file`,
+      );
       return undefined;
     }
     if (!found) {
@@ -174,9 +181,18 @@ class CaseChecker {
       const pointer = joinPointer(at, 'mocks', id);
       this.checkStepId(id, pointer, 'mocks');
       const mock = isObj(m) ? m : {};
-      mocks[id] = Array.isArray(mock.calls) ? { kind: 'calls', answers: mock.calls as MockAnswer[], pointer } : { kind: 'every', answer: mock as MockAnswer, pointer };
+      mocks[id] = Array.isArray(mock.calls)
+        ? { kind: 'calls', answers: mock.calls as MockAnswer[], pointer }
+        : { kind: 'every', answer: mock as MockAnswer, pointer };
     }
-    return { name: String(raw.name), pointer: at, trigger, config, mocks, expect: this.expectation(isObj(raw.expect) ? raw.expect : {}, joinPointer(at, 'expect')) };
+    return {
+      name: String(raw.name),
+      pointer: at,
+      trigger,
+      config,
+      mocks,
+      expect: this.expectation(isObj(raw.expect) ? raw.expect : {}, joinPointer(at, 'expect')),
+    };
   }
 
   private checkTrigger(trigger: TriggerInput, at: string): void {
@@ -190,7 +206,12 @@ class CaseChecker {
       }
     }
     if (kind === 'each' && Array.isArray(trigger.items) && trigger.items.length !== 1) {
-      this.problems.add(joinPointer(at, 'items'), `a poll in each mode runs one execution per item: give the one item as trigger.item (one case per item)`, undefined, 'key');
+      this.problems.add(
+        joinPointer(at, 'items'),
+        `a poll in each mode runs one execution per item: give the one item as trigger.item (one case per item)`,
+        undefined,
+        'key',
+      );
     }
   }
 
@@ -199,7 +220,12 @@ class CaseChecker {
     for (const key of Object.keys(config)) {
       if (known.includes(key)) continue;
       const hint = closest(key, known);
-      this.problems.add(joinPointer(at, key), `config key "${key}" is not in the integration's config${hint ? ` — did you mean "${hint}"?` : ''}; its keys: ${known.join(', ') || 'none'}`, undefined, 'key');
+      this.problems.add(
+        joinPointer(at, key),
+        `config key "${key}" is not in the integration's config${hint ? ` — did you mean "${hint}"?` : ''}; its keys: ${known.join(', ') || 'none'}`,
+        undefined,
+        'key',
+      );
     }
   }
 
@@ -220,10 +246,20 @@ class CaseChecker {
     if (isObj(raw.response)) {
       const t = this.integration.trigger.type;
       if (t !== 'webhook' && t !== 'appEvent') {
-        this.problems.add(joinPointer(at, 'response'), `expect.response applies to webhook and appEvent triggers only; a ${t} trigger has no caller to answer`, undefined, 'key');
+        this.problems.add(
+          joinPointer(at, 'response'),
+          `expect.response applies to webhook and appEvent triggers only; a ${t} trigger has no caller to answer`,
+          undefined,
+          'key',
+        );
       }
       const r = raw.response;
-      out.response = { statusCode: r.statusCode as number | undefined, headers: r.headers as Record<string, string> | undefined, body: r.body, hasBody: 'body' in r };
+      out.response = {
+        statusCode: r.statusCode as number | undefined,
+        headers: r.headers as Record<string, string> | undefined,
+        body: r.body,
+        hasBody: 'body' in r,
+      };
     }
     for (const [id, e] of Object.entries(isObj(raw.steps) ? raw.steps : {})) {
       this.checkStepId(id, joinPointer(at, 'steps', id), 'expect.steps');
@@ -257,7 +293,10 @@ class CaseChecker {
       const ref = m[2]!;
       if (this.stepIds.includes(ref)) continue;
       const hint = closest(ref, this.stepIds);
-      this.problems.add(pointer, `$${m[1]}.${ref}: no step "${ref}" in ${this.integration.name}${hint ? ` — did you mean "${hint}"?` : ''}; steps: ${this.stepIds.join(', ')}`);
+      this.problems.add(
+        pointer,
+        `$${m[1]}.${ref}: no step "${ref}" in ${this.integration.name}${hint ? ` — did you mean "${hint}"?` : ''}; steps: ${this.stepIds.join(', ')}`,
+      );
     }
   }
 }
@@ -266,4 +305,3 @@ function display(path: string): string {
   const rel = relative(process.cwd(), path);
   return rel && !rel.startsWith('..') ? rel : path;
 }
-

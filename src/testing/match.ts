@@ -21,14 +21,22 @@ export interface MatchOptions {
   containsKeys?: ReadonlySet<string>;
 }
 
-export function subsetMismatches(expected: unknown, actual: unknown, path: string, pointer: string, opts: MatchOptions = {}, key?: string): Mismatch[] {
+export function subsetMismatches(
+  expected: unknown,
+  actual: unknown,
+  path: string,
+  pointer: string,
+  opts: MatchOptions = {},
+  key?: string,
+): Mismatch[] {
   if (isObject(expected)) {
     if (!isObject(actual)) return [{ path, pointer, expected, actual, reason: `expected an object, got ${kind(actual)}` }];
     return Object.entries(expected).flatMap(([k, v]) => subsetMismatches(v, actual[k], `${path}.${k}`, joinPointer(pointer, k), opts, k));
   }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return [{ path, pointer, expected, actual, reason: `expected an array, got ${kind(actual)}` }];
-    if (actual.length !== expected.length) return [{ path, pointer, expected, actual, reason: `expected ${expected.length} item(s), got ${actual.length}` }];
+    if (actual.length !== expected.length)
+      return [{ path, pointer, expected, actual, reason: `expected ${expected.length} item(s), got ${actual.length}` }];
     return expected.flatMap((v, i) => subsetMismatches(v, actual[i], `${path}[${i}]`, joinPointer(pointer, i), opts));
   }
   if (key !== undefined && opts.containsKeys?.has(key) && typeof expected === 'string' && typeof actual === 'string') {

@@ -32,7 +32,11 @@ export function mockedError(actionKey: string, e: MockError, inputs: Record<stri
     });
   }
   if (actionKey === 'core.http') return thirdPartyAnswerError(callLabel(inputs.method, String(inputs.url ?? '')), statusCode, body);
-  return new ActionError(message ?? `failed with ${statusCode}`, { status: statusCode, remote: body, retryable: statusCode >= 500 || statusCode === 429 });
+  return new ActionError(message ?? `failed with ${statusCode}`, {
+    status: statusCode,
+    remote: body,
+    retryable: statusCode >= 500 || statusCode === 429,
+  });
 }
 
 /** Tokens for `--sandbox` runs: kept in memory for the one command run. */
@@ -51,7 +55,10 @@ export class MemoryTokenStore implements TokenStore {
   }
   withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const run = (this.locks.get(key) ?? Promise.resolve()).then(fn, fn);
-    this.locks.set(key, run.catch(() => undefined));
+    this.locks.set(
+      key,
+      run.catch(() => undefined),
+    );
     return run;
   }
 }

@@ -17,9 +17,23 @@ const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.i
 export class RecordError extends Error {}
 
 /** Headers every HTTP client sends; they say nothing about the integration. */
-const TRANSPORT_HEADERS = new Set(['host', 'content-length', 'connection', 'keep-alive', 'transfer-encoding', 'accept', 'accept-encoding', 'accept-language', 'user-agent']);
+const TRANSPORT_HEADERS = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'user-agent',
+]);
 
-export async function caseFromExecution(record: ExecutionRecord, integration: CompiledIntegration, env: NodeJS.ProcessEnv = process.env): Promise<Obj> {
+export async function caseFromExecution(
+  record: ExecutionRecord,
+  integration: CompiledIntegration,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<Obj> {
   if (record.status !== 'succeeded' && record.status !== 'failed') {
     throw new RecordError(`execution ${record.id} is ${record.status}; record it once it has finished`);
   }
@@ -29,7 +43,8 @@ export async function caseFromExecution(record: ExecutionRecord, integration: Co
   const forEach = new Set(integration.steps.filter((s) => s.forEach).map((s) => s.id));
   for (const s of record.steps) {
     if (callsOut(s.action) && s.status === 'succeeded') {
-      mocks[s.id] = forEach.has(s.id) && Array.isArray(s.results) ? { calls: s.results.map((r) => ({ results: r ?? null })) } : { results: s.results ?? null };
+      mocks[s.id] =
+        forEach.has(s.id) && Array.isArray(s.results) ? { calls: s.results.map((r) => ({ results: r ?? null })) } : { results: s.results ?? null };
     } else if (callsOut(s.action) && s.status === 'failed' && s.error) {
       mocks[s.id] = { error: mockErrorOf(s.error) };
     }
@@ -77,7 +92,8 @@ function triggerInput(integration: CompiledIntegration, trigger: unknown): Obj {
   const t = isObj(trigger) ? trigger : {};
   const type = integration.trigger;
   if (type.type === 'schedule') return { scheduledAt: t.scheduledAt, ...(t.firedAt !== t.scheduledAt && t.firedAt ? { firedAt: t.firedAt } : {}) };
-  if (type.type === 'poll') return type.mode === 'each' ? { item: t.item ?? (Array.isArray(t.items) ? t.items[0] : null) } : { items: Array.isArray(t.items) ? t.items : [] };
+  if (type.type === 'poll')
+    return type.mode === 'each' ? { item: t.item ?? (Array.isArray(t.items) ? t.items[0] : null) } : { items: Array.isArray(t.items) ? t.items : [] };
   const out: Obj = {};
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(isObj(t.headers) ? t.headers : {})) {
@@ -92,7 +108,9 @@ function triggerInput(integration: CompiledIntegration, trigger: unknown): Obj {
   } else if (body && mediaType === 'application/x-www-form-urlencoded') {
     out.body = body.data;
   } else if (body) {
-    throw new RecordError(`the execution's request body is ${mediaType || 'binary'}; recording supports JSON, form and text bodies — write this case's trigger by hand (docs/testing.md)`);
+    throw new RecordError(
+      `the execution's request body is ${mediaType || 'binary'}; recording supports JSON, form and text bodies — write this case's trigger by hand (docs/testing.md)`,
+    );
   } else if (raw) {
     out.body = raw.data;
   }

@@ -121,7 +121,15 @@ function jsonReport(report: TestReport) {
           failures: located(f, c).map(({ pointer: _p, ...rest }) => rest),
           waits: c.waits,
           response: c.response,
-          steps: c.execution?.steps.map((s) => ({ id: s.id, action: s.action, status: s.status, attempts: s.attempts, results: s.results, error: s.error })) ?? [],
+          steps:
+            c.execution?.steps.map((s) => ({
+              id: s.id,
+              action: s.action,
+              status: s.status,
+              attempts: s.attempts,
+              results: s.results,
+              error: s.error,
+            })) ?? [],
           error: c.execution?.error,
         };
       }),
@@ -132,7 +140,12 @@ function jsonReport(report: TestReport) {
 function xml(s: string): string {
   // XML 1.0 has no place for most control characters, even escaped.
   // eslint-disable-next-line no-control-regex
-  return s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  return s
+    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;');
 }
 
 function junitReport(report: TestReport): string {
@@ -141,7 +154,10 @@ function junitReport(report: TestReport): string {
   const invalidFiles = [...new Set(report.problems.map((p) => p.file))];
   const total = passed + failed + invalidFiles.length;
   const allTime = report.files.flatMap((f) => f.cases).reduce((t, c) => t + c.durationMs, 0);
-  const out = ['<?xml version="1.0" encoding="UTF-8"?>', `<testsuites name="hcm-runner test" tests="${total}" failures="${failed}" errors="${invalidFiles.length}" time="${seconds(allTime)}">`];
+  const out = [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<testsuites name="hcm-runner test" tests="${total}" failures="${failed}" errors="${invalidFiles.length}" time="${seconds(allTime)}">`,
+  ];
   for (const f of report.files) {
     const time = f.cases.reduce((t, c) => t + c.durationMs, 0);
     const fails = f.cases.filter((c) => !c.passed).length;
@@ -156,7 +172,12 @@ function junitReport(report: TestReport): string {
       const failures = located(f, c);
       const first = failures[0];
       const message = first ? `${first.file}:${first.line}:${first.column}: ${first.message}` : 'failed';
-      const details = failures.map((x) => `${x.file}:${x.line}:${x.column}: ${x.message}${x.path !== undefined ? `\n  expected: ${show(x.expected)}\n  actual:   ${show(x.actual)}` : ''}`).join('\n');
+      const details = failures
+        .map(
+          (x) =>
+            `${x.file}:${x.line}:${x.column}: ${x.message}${x.path !== undefined ? `\n  expected: ${show(x.expected)}\n  actual:   ${show(x.actual)}` : ''}`,
+        )
+        .join('\n');
       out.push(`${open}>`, `      <failure message="${xml(message)}" type="expectation">${xml(details)}</failure>`, '    </testcase>');
     }
     out.push('  </testsuite>');

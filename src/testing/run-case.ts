@@ -133,11 +133,21 @@ function withConfig(integration: CompiledIntegration, overrides: Record<string, 
   return { ...integration, config: { kind: 'object', entries: [...entries, ...literal] } };
 }
 
-export async function callerResponse(integration: CompiledIntegration, trigger: unknown, record: ExecutionRecord, env: NodeJS.ProcessEnv): Promise<CallerResponse | undefined> {
+export async function callerResponse(
+  integration: CompiledIntegration,
+  trigger: unknown,
+  record: ExecutionRecord,
+  env: NodeJS.ProcessEnv,
+): Promise<CallerResponse | undefined> {
   const t = integration.trigger;
   if (t.type !== 'webhook' && t.type !== 'appEvent') return undefined;
   if (t.response.mode === 'sync') return parseRendered(syncWebhookResponse(record));
-  const { response } = await asyncWebhookResponse(integration, trigger, { id: record.id, test: true, receivedAt: record.startedAt ?? new Date().toISOString() }, env);
+  const { response } = await asyncWebhookResponse(
+    integration,
+    trigger,
+    { id: record.id, test: true, receivedAt: record.startedAt ?? new Date().toISOString() },
+    env,
+  );
   return parseRendered(response);
 }
 
@@ -161,24 +171,36 @@ function checkStatusAndResponse(c: TestCase, result: CaseResult, failures: CaseF
   const e = c.expect;
   const at = `${c.pointer}/expect`;
   if (e.status !== undefined && e.status !== result.status) {
-    let why = result.execution?.error?.message ?? (result.status === 'rejected' ? `the webhook refused the request: ${JSON.stringify(result.response?.body)}` : undefined);
+    let why =
+      result.execution?.error?.message ??
+      (result.status === 'rejected' ? `the webhook refused the request: ${JSON.stringify(result.response?.body)}` : undefined);
     // A missing or used-up mock is already reported on its own line.
     if (why && failures.some((f) => why!.includes(f.message))) why = undefined;
-    failures.unshift({ message: `status: expected ${e.status}, got ${result.status}${why ? ` (${why})` : ''}`, pointer: `${at}/status`, path: 'status', expected: e.status, actual: result.status });
+    failures.unshift({
+      message: `status: expected ${e.status}, got ${result.status}${why ? ` (${why})` : ''}`,
+      pointer: `${at}/status`,
+      path: 'status',
+      expected: e.status,
+      actual: result.status,
+    });
   }
   if (!e.response) return;
   const actual = result.response;
   if (e.response.statusCode !== undefined && e.response.statusCode !== actual?.statusCode) {
-    failures.push(mismatch({ path: 'response.statusCode', pointer: `${at}/response/statusCode`, expected: e.response.statusCode, actual: actual?.statusCode }));
+    failures.push(
+      mismatch({ path: 'response.statusCode', pointer: `${at}/response/statusCode`, expected: e.response.statusCode, actual: actual?.statusCode }),
+    );
   }
   if (e.response.headers) {
     const lower = Object.fromEntries(Object.entries(e.response.headers).map(([k, v]) => [k.toLowerCase(), v]));
     for (const [k, v] of Object.entries(lower)) {
       const original = Object.keys(e.response.headers).find((h) => h.toLowerCase() === k)!;
-      for (const m of subsetMismatches(v, actual?.headers[k], `response.headers.${k}`, `${at}/response/headers/${original}`)) failures.push(mismatch(m));
+      for (const m of subsetMismatches(v, actual?.headers[k], `response.headers.${k}`, `${at}/response/headers/${original}`))
+        failures.push(mismatch(m));
     }
   }
-  if (e.response.hasBody) for (const m of subsetMismatches(e.response.body, actual?.body, 'response.body', `${at}/response/body`)) failures.push(mismatch(m));
+  if (e.response.hasBody)
+    for (const m of subsetMismatches(e.response.body, actual?.body, 'response.body', `${at}/response/body`)) failures.push(mismatch(m));
 }
 
 async function checkSteps(c: TestCase, record: ExecutionRecord, failures: CaseFailure[]): Promise<void> {
@@ -188,20 +210,33 @@ async function checkSteps(c: TestCase, record: ExecutionRecord, failures: CaseFa
     const status = step?.status ?? 'not run';
     if (e.status !== undefined && e.status !== status) {
       const why = step?.error ? ` (${step.error.message})` : '';
-      failures.push({ message: `steps.${id}.status: expected ${e.status}, got ${status}${why}`, pointer: `${at}/status`, path: `steps.${id}.status`, expected: e.status, actual: status });
+      failures.push({
+        message: `steps.${id}.status: expected ${e.status}, got ${status}${why}`,
+        pointer: `${at}/status`,
+        path: `steps.${id}.status`,
+        expected: e.status,
+        actual: status,
+      });
     }
     if (e.attempts !== undefined && e.attempts !== (step?.attempts ?? 0)) {
       failures.push(mismatch({ path: `steps.${id}.attempts`, pointer: `${at}/attempts`, expected: e.attempts, actual: step?.attempts ?? 0 }));
     }
     if (e.has.results) for (const m of subsetMismatches(e.results, step?.results, `steps.${id}.results`, `${at}/results`)) failures.push(mismatch(m));
     if (e.has.error) {
-      for (const m of subsetMismatches(e.error, step?.error, `steps.${id}.error`, `${at}/error`, { containsKeys: new Set(['message']) })) failures.push(mismatch(m));
+      for (const m of subsetMismatches(e.error, step?.error, `steps.${id}.error`, `${at}/error`, { containsKeys: new Set(['message']) }))
+        failures.push(mismatch(m));
     }
   }
 }
 
 /** The bindings after the run, as the steps saw them: `$steps` of succeeded steps, `$errors` of continued ones. */
-async function checkAsserts(c: TestCase, integration: CompiledIntegration, record: ExecutionRecord, env: NodeJS.ProcessEnv, failures: CaseFailure[]): Promise<void> {
+async function checkAsserts(
+  c: TestCase,
+  integration: CompiledIntegration,
+  record: ExecutionRecord,
+  env: NodeJS.ProcessEnv,
+  failures: CaseFailure[],
+): Promise<void> {
   if (c.expect.assert.length === 0) return;
   const scope: Scope = {
     ...bareScope(env),
@@ -223,7 +258,13 @@ async function checkAsserts(c: TestCase, integration: CompiledIntegration, recor
       continue;
     }
     if (value !== true) {
-      failures.push({ message: `assert {% ${expr.source} %} is ${JSON.stringify(value) ?? 'undefined'}, expected true`, pointer: expr.pointer, path: 'assert', expected: true, actual: value });
+      failures.push({
+        message: `assert {% ${expr.source} %} is ${JSON.stringify(value) ?? 'undefined'}, expected true`,
+        pointer: expr.pointer,
+        path: 'assert',
+        expected: true,
+        actual: value,
+      });
     }
   }
 }

@@ -18,15 +18,24 @@ function describeSchema(s: JsonSchema): string {
   if (typeof s.$ref === 'string') {
     const name = s.$ref.split('/').pop()!;
     const known: Record<string, string> = {
-      expression: 'expression `{% … %}`', stringValue: 'string or `{env}`', duration: 'duration (`30s`, `15m`, `2h`, `1d`)',
-      action: 'action key', inputs: 'map of inputs', step: 'step',
+      expression: 'expression `{% … %}`',
+      stringValue: 'string or `{env}`',
+      duration: 'duration (`30s`, `15m`, `2h`, `1d`)',
+      action: 'action key',
+      inputs: 'map of inputs',
+      step: 'step',
     };
     return known[name] ?? name;
   }
   if (Array.isArray(s.enum)) return `one of ${s.enum.map((v) => `\`${String(v)}\``).join(', ')}`;
   if (Array.isArray(s.anyOf)) return typeof s['x-expect'] === 'string' ? s['x-expect'] : 'one of several forms';
   if (s.type === 'array') return `list of ${s.items ? describeSchema(s.items as JsonSchema) : 'values'}`;
-  if (s.type === 'object') return s.properties ? `object (${Object.keys(s.properties as object).map((k) => `\`${k}\``).join(', ')})` : 'object';
+  if (s.type === 'object')
+    return s.properties
+      ? `object (${Object.keys(s.properties as object)
+          .map((k) => `\`${k}\``)
+          .join(', ')})`
+      : 'object';
   const range = s.minimum !== undefined && s.maximum !== undefined ? ` ${String(s.minimum)}–${String(s.maximum)}` : '';
   const pattern = typeof s.pattern === 'string' && !range ? ` matching \`${s.pattern}\`` : '';
   return s.type === undefined ? 'any value' : `${String(s.type)}${range}${pattern}`;

@@ -18,7 +18,13 @@ export function manualTriggerData(integration: CompiledIntegration, payload: unk
     case 'schedule':
       return { scheduledAt: now, firedAt: now, ...(isObject(payload) ? payload : {}) };
     case 'poll': {
-      const items = Array.isArray(payload) ? payload : isObject(payload) && Array.isArray(payload.items) ? payload.items : payload === undefined ? [] : [payload];
+      const items = Array.isArray(payload)
+        ? payload
+        : isObject(payload) && Array.isArray(payload.items)
+          ? payload.items
+          : payload === undefined
+            ? []
+            : [payload];
       return integration.trigger.mode === 'each' ? { item: items[0], items, polledAt: now } : { items, polledAt: now };
     }
     default:

@@ -41,10 +41,23 @@ function start(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } =
   let out = '';
   let err = '';
   const waiters: Array<() => void> = [];
-  const wake = () => waiters.forEach((w) => w());
-  child.stdout.on('data', (c) => ((out += c), wake()));
-  child.stderr.on('data', (c) => ((err += c), wake()));
-  const exited = new Promise<number | null>((r) => child.on('close', (code) => (wake(), r(code))));
+  const wake = () => {
+    for (const w of waiters) w();
+  };
+  child.stdout.on('data', (c) => {
+    out += c;
+    wake();
+  });
+  child.stderr.on('data', (c) => {
+    err += c;
+    wake();
+  });
+  const exited = new Promise<number | null>((r) =>
+    child.on('close', (code) => {
+      wake();
+      r(code);
+    }),
+  );
   const proc: Proc = {
     child,
     stdout: () => out,
@@ -92,7 +105,9 @@ const examples = () => {
 };
 
 describe('the first hour', () => {
-  it('serve stores the admin token once (0600); client commands read it from --data; listen follows captures until Ctrl-C; a restart keeps it', { timeout: 180_000 }, async () => {
+  it('serve stores the admin token once (0600); client commands read it from --data; listen follows captures until Ctrl-C; a restart keeps it', {
+    timeout: 180_000,
+  }, async () => {
     const dir = examples();
     const data = join(tmp, 'data');
     const port = await freePort();
@@ -128,11 +143,19 @@ describe('the first hour', () => {
     // listen: on, then each captured request with its id and the exact save command; Ctrl-C ends it.
     const listen = start(['listen', 'worker-lookup', '--server', base, '--data', data]);
     await listen.waitFor(/listening: requests to \S+ are captured \(Ctrl-C stops\)/);
-    const sent = await fetch(`${testUrl}/from-the-test?x=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"workerId":"Employee_ID=21001"}' });
+    const sent = await fetch(`${testUrl}/from-the-test?x=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"workerId":"Employee_ID=21001"}',
+    });
     expect(sent.status).toBe(200);
-    const [line, id] = await listen.waitFor(/^([0-9a-f-]{36}) {2}POST \/from-the-test\?x=1 {2}\d\d:\d\d:\d\d {2}\{"workerId":"Employee_ID=21001"\}$/m);
+    const [line, id] = await listen.waitFor(
+      /^([0-9a-f-]{36}) {2}POST \/from-the-test\?x=1 {2}\d\d:\d\d:\d\d {2}\{"workerId":"Employee_ID=21001"\}$/m,
+    );
     expect(line).toBeDefined();
-    await listen.waitFor(new RegExp(`save it: npx hcm-runner payloads save worker-lookup PAYLOAD_NAME --capture ${id} --server ${base} --data ${data}`));
+    await listen.waitFor(
+      new RegExp(`save it: npx hcm-runner payloads save worker-lookup PAYLOAD_NAME --capture ${id} --server ${base} --data ${data}`),
+    );
     listen.child.kill('SIGINT');
     expect(await listen.exit()).toBe(0);
     expect(listen.stdout()).toContain('listening mode off');
@@ -140,7 +163,9 @@ describe('the first hour', () => {
     const view = (await (await fetch(`${base}/api/integrations/worker-lookup`, { headers: auth })).json()) as { listening: boolean };
     expect(view.listening).toBe(false);
     // The printed command works as printed.
-    const save = await cliAsync(['payloads', 'save', 'worker-lookup', 'first', '--capture', id!, '--server', base, '--data', data], { env: newcomerEnv() });
+    const save = await cliAsync(['payloads', 'save', 'worker-lookup', 'first', '--capture', id!, '--server', base, '--data', data], {
+      env: newcomerEnv(),
+    });
     expect(save.code, save.stderr).toBe(0);
 
     // Restart: same token, nothing "created"; the sandbox-backed webhook still answers (a
@@ -164,10 +189,16 @@ describe('the first hour', () => {
     const cwd = join(tmp, 'run-here');
     mkdirSync(cwd, { recursive: true });
     for (let i = 0; i < 2; i++) {
-      const r = await cliAsync(['run', join(repoRoot, 'integrations/worker-lookup.yaml'), '--payload', payload, '--sandbox'], { cwd, env: newcomerEnv() });
+      const r = await cliAsync(['run', join(repoRoot, 'integrations/worker-lookup.yaml'), '--payload', payload, '--sandbox'], {
+        cwd,
+        env: newcomerEnv(),
+      });
       expect(r.code, r.stderr).toBe(0);
       const record = JSON.parse(r.stdout);
-      expect(record).toMatchObject({ status: 'succeeded', result: { statusCode: 200, body: { name: 'Hannah Dubois', title: 'Senior Software Engineer' } } });
+      expect(record).toMatchObject({
+        status: 'succeeded',
+        result: { statusCode: 200, body: { name: 'Hannah Dubois', title: 'Senior Software Engineer' } },
+      });
     }
     // Without --sandbox the same command names what is missing.
     const bare = await cliAsync(['run', join(repoRoot, 'integrations/worker-lookup.yaml'), '--payload', payload], { cwd, env: newcomerEnv() });
@@ -179,7 +210,10 @@ describe('the first hour', () => {
     const messages = async (body: unknown) => {
       const payload = join(tmp, 'welcome.json');
       writeFileSync(payload, JSON.stringify(body));
-      const r = await cliAsync(['run', 'integrations/new-hire-welcome.yaml', '--payload', payload, '--sandbox', '--data', join(tmp, 'welcome-data')], { env: newcomerEnv() });
+      const r = await cliAsync(
+        ['run', 'integrations/new-hire-welcome.yaml', '--payload', payload, '--sandbox', '--data', join(tmp, 'welcome-data')],
+        { env: newcomerEnv() },
+      );
       expect(r.code, r.stderr).toBe(0);
       return (JSON.parse(r.stdout).log as Array<{ level: string; message: string }>).filter((l) => l.level === 'info').map((l) => l.message);
     };
@@ -188,7 +222,9 @@ describe('the first hour', () => {
   });
 
   it("the README's validate sample is what validate prints for that typo", async () => {
-    const sample = /```text\n(integrations\/worker-lookup\.yaml:\d+:\d+: error: unknown action "(hcm\.\w+)".*)\n```/.exec(readFileSync(join(repoRoot, 'README.md'), 'utf8'));
+    const sample = /```text\n(integrations\/worker-lookup\.yaml:\d+:\d+: error: unknown action "(hcm\.\w+)".*)\n```/.exec(
+      readFileSync(join(repoRoot, 'README.md'), 'utf8'),
+    );
     expect(sample, 'README sample not found').not.toBeNull();
     const cwd = join(tmp, 'readme-sample');
     mkdirSync(join(cwd, 'integrations'), { recursive: true });
@@ -204,6 +240,8 @@ describe('the first hour', () => {
     writeFileSync(file, 'name: typo\ntrigger:\n  type: webhok\nsteps:\n  - id: a\n    action: core.transform\n    inputs: { value: 1 }\n');
     const r = await cliAsync(['validate', file]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain(`${file}:3:9: error: trigger.type must be one of "webhook", "schedule", "poll", "appEvent"; got "webhok" — did you mean "webhook"?`);
+    expect(r.stdout).toContain(
+      `${file}:3:9: error: trigger.type must be one of "webhook", "schedule", "poll", "appEvent"; got "webhok" — did you mean "webhook"?`,
+    );
   });
 });

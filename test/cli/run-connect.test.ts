@@ -28,7 +28,9 @@ describe('hcm-runner run', () => {
     const r = cli(['run', 'test/fixtures/valid/hello.yaml', '--payload', payload('p.json', { name: 'Ada', path: 'x/y' }), '--data', join(tmp, 'd1')]);
     expect(r.code).toBe(0);
     const record = JSON.parse(r.stdout);
-    expect(Object.keys(record)).toEqual(expect.arrayContaining(['id', 'integration', 'status', 'test', 'trigger', 'steps', 'startedAt', 'finishedAt', 'attempt']));
+    expect(Object.keys(record)).toEqual(
+      expect.arrayContaining(['id', 'integration', 'status', 'test', 'trigger', 'steps', 'startedAt', 'finishedAt', 'attempt']),
+    );
     expect(record).toMatchObject({ integration: 'hello', status: 'succeeded', test: false, attempt: 1, result: { hello: 'Ada', parts: ['x', 'y'] } });
     expect(record.trigger.body.data).toEqual({ name: 'Ada', path: 'x/y' });
   });
@@ -36,7 +38,10 @@ describe('hcm-runner run', () => {
   it('exits 1 with the record when the run fails', () => {
     const r = cli(['run', 'test/fixtures/cli/failing.yaml', '--payload', payload('f.json', { reason: 'no' }), '--data', join(tmp, 'd1')]);
     expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'failed', error: { step: 'check', action: 'core.fail', message: 'integration failing, step check (core.fail): not ok: no' } });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      status: 'failed',
+      error: { step: 'check', action: 'core.fail', message: 'integration failing, step check (core.fail): not ok: no' },
+    });
   });
 
   it('exits 1 and prints the problems of an invalid file', () => {
@@ -53,7 +58,9 @@ describe('hcm-runner run', () => {
   });
 
   it('runs HCM actions against the sandbox with a headless refresh token', async () => {
-    const r = await cliAsync(['run', 'test/fixtures/cli/sandbox-worker.yaml', '--data', join(tmp, 'd2')], { env: { ...env, HCM_REFRESH_TOKEN: sb.issueRefreshToken() } });
+    const r = await cliAsync(['run', 'test/fixtures/cli/sandbox-worker.yaml', '--data', join(tmp, 'd2')], {
+      env: { ...env, HCM_REFRESH_TOKEN: sb.issueRefreshToken() },
+    });
     expect(r.stderr).toBe('');
     const record = JSON.parse(r.stdout);
     expect(record.status).toBe('succeeded');
@@ -90,7 +97,6 @@ describe('hcm-runner connect', () => {
     expect(JSON.parse(r.stdout).status).toBe('succeeded');
   });
 });
-
 
 async function until<T>(fn: () => T | undefined, timeoutMs = 20_000): Promise<T> {
   const end = Date.now() + timeoutMs;

@@ -42,7 +42,8 @@ afterAll(async () => {
 
 const sessionCookie = async (ctx: BrowserContext) => (await ctx.cookies()).find((c) => c.name === 'hcm_console');
 const executionIdInUrl = (p: Page) => /\/console\/executions\/([0-9a-f-]{36})/.exec(p.url())?.[1];
-const postJson = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const postJson = (url: string, body: unknown) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 describe('sign in', () => {
   it('a wrong token is refused and sets nothing; the admin token signs in; Sign out ends the session', async () => {
@@ -152,7 +153,10 @@ describe('an integration', () => {
     await saved.waitFor();
     await saved.getByRole('button', { name: 'Run', exact: true }).click();
     await page.waitForURL(/\/console\/executions\/[0-9a-f-]{36}$/);
-    await page.getByRole('table', { name: 'Step timeline' }).getByRole('row', { name: /profile.*succeeded/ }).waitFor();
+    await page
+      .getByRole('table', { name: 'Step timeline' })
+      .getByRole('row', { name: /profile.*succeeded/ })
+      .waitFor();
     const record = await s.waitForExecution(executionIdInUrl(page)!);
     expect(record.trigger.body.data).toEqual({ workerId: 'Employee_ID=21002' });
     expect(record.test).toBe(true);
@@ -189,7 +193,10 @@ describe('executions', () => {
     expect(replayed).not.toBe(firstExecution);
     // Two executions of the same minute: their shortened IDs in the title still tell them apart.
     expect(await page.title()).not.toBe(firstTitle);
-    await page.getByRole('table', { name: 'Step timeline' }).getByRole('row', { name: /profile.*succeeded/ }).waitFor();
+    await page
+      .getByRole('table', { name: 'Step timeline' })
+      .getByRole('row', { name: /profile.*succeeded/ })
+      .waitFor();
     const [a, b] = await Promise.all([s.waitForExecution(firstExecution), s.waitForExecution(replayed)]);
     expect(b.trigger.body).toEqual(a.trigger.body);
   });
@@ -221,14 +228,21 @@ describe('connections', () => {
     const table = page.getByRole('table', { name: 'Connections' });
     const workers = table.getByRole('row').filter({ has: page.getByRole('link', { name: 'workers', exact: true }) });
     await workers.filter({ hasText: 'needs authorization' }).waitFor();
-    await table.getByRole('row').filter({ has: page.getByRole('link', { name: 'worker-lookup', exact: true }) }).filter({ hasText: 'authorized' }).waitFor();
+    await table
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: 'worker-lookup', exact: true }) })
+      .filter({ hasText: 'authorized' })
+      .waitFor();
     await screenshot(page, 'connections');
 
     await workers.getByRole('button', { name: 'Connect' }).click();
     await page.waitForURL(/\/oauth\/callback/);
     await page.getByText('is authorized').waitFor();
     await page.goto('/console/connections');
-    const after = page.getByRole('table', { name: 'Connections' }).getByRole('row').filter({ has: page.getByRole('link', { name: 'workers', exact: true }) });
+    const after = page
+      .getByRole('table', { name: 'Connections' })
+      .getByRole('row')
+      .filter({ has: page.getByRole('link', { name: 'workers', exact: true }) });
     expect(await after.textContent()).toMatch(/authorized.*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/s);
     expect(await after.textContent()).not.toContain('needs authorization');
   });
@@ -242,7 +256,9 @@ describe('safety', () => {
     const target = `${s.url}/console/integrations/worker-lookup/listen`;
     const evil: Server = createServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/html' });
-      res.end(`<!doctype html><form id="f" method="post" action="${target}"><input name="on" value="true"></form><script>document.getElementById('f').submit()</script>`);
+      res.end(
+        `<!doctype html><form id="f" method="post" action="${target}"><input name="on" value="true"></form><script>document.getElementById('f').submit()</script>`,
+      );
     });
     await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
     try {
@@ -256,7 +272,12 @@ describe('safety', () => {
     }
     // Without any origin information (not a browser) it is refused too.
     const cookie = await sessionCookie(context);
-    const bare = await fetch(target, { method: 'POST', headers: { cookie: `hcm_console=${cookie!.value}`, 'content-type': 'application/x-www-form-urlencoded' }, body: 'on=true', redirect: 'manual' });
+    const bare = await fetch(target, {
+      method: 'POST',
+      headers: { cookie: `hcm_console=${cookie!.value}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'on=true',
+      redirect: 'manual',
+    });
     expect(bare.status).toBe(403);
     expect((await s.api('GET', '/integrations/worker-lookup')).body.listening).toBe(false);
   });
@@ -265,14 +286,30 @@ describe('safety', () => {
     // An execution that called the HCM sandbox (so tokens are stored) to show on its page.
     const { executionId } = (await s.api('POST', '/integrations/worker-lookup/run?test=true', { workerId: 'Employee_ID=21001' })).body;
     expect((await s.waitForExecution(executionId)).status).toBe('succeeded');
-    const pages = ['/console/', '/console/integrations/worker-lookup', '/console/integrations/broken', '/console/executions', `/console/executions/${executionId}`, '/console/connections'];
+    const pages = [
+      '/console/',
+      '/console/integrations/worker-lookup',
+      '/console/integrations/broken',
+      '/console/executions',
+      `/console/executions/${executionId}`,
+      '/console/connections',
+    ];
     // The tokens stored for both connections (by runs and by Connect) must not show anywhere either.
-    const stored = await Promise.all(['acme', 'sandbox'].map((tenant) => s.runtime.store.tokens.get(tokenStoreKey({ name: 'hcm', type: 'hcm-oauth2', config: connectionConfigOf(tenant) }))));
-    const secrets = [ADMIN, 'sandbox-secret', refreshToken, ...stored.flatMap((t) => [t?.accessToken, t?.refreshToken])].filter((v): v is string => !!v);
+    const stored = await Promise.all(
+      ['acme', 'sandbox'].map((tenant) =>
+        s.runtime.store.tokens.get(tokenStoreKey({ name: 'hcm', type: 'hcm-oauth2', config: connectionConfigOf(tenant) })),
+      ),
+    );
+    const secrets = [ADMIN, 'sandbox-secret', refreshToken, ...stored.flatMap((t) => [t?.accessToken, t?.refreshToken])].filter(
+      (v): v is string => !!v,
+    );
     expect(secrets.length).toBeGreaterThan(3);
     for (const path of pages) {
       await page.goto(path);
-      const { scrollWidth, clientWidth } = await page.evaluate(() => ({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth }));
+      const { scrollWidth, clientWidth } = await page.evaluate(() => ({
+        scrollWidth: document.documentElement.scrollWidth,
+        clientWidth: document.documentElement.clientWidth,
+      }));
       expect(scrollWidth, path).toBeLessThanOrEqual(clientWidth);
       const html = await page.content();
       for (const secret of secrets) expect(html.includes(secret), `${path} holds a secret`).toBe(false);
@@ -283,5 +320,12 @@ describe('safety', () => {
 /** A fixture connection's config with the sandbox's URLs (to find its token key). */
 function connectionConfigOf(tenantId: string): Record<string, unknown> {
   const env = sandboxEnv(sb);
-  return { authorizeUrl: env.HCM_AUTHORIZE_URL, tokenUrl: env.HCM_TOKEN_URL, apiUrl: env.HCM_API_URL, tenantId, clientId: env.HCM_CLIENT_ID, clientSecret: env.HCM_CLIENT_SECRET };
+  return {
+    authorizeUrl: env.HCM_AUTHORIZE_URL,
+    tokenUrl: env.HCM_TOKEN_URL,
+    apiUrl: env.HCM_API_URL,
+    tenantId,
+    clientId: env.HCM_CLIENT_ID,
+    clientSecret: env.HCM_CLIENT_SECRET,
+  };
 }

@@ -128,7 +128,49 @@ const cases = [
 /** Small deterministic changes to valid expressions: where a recogniser would go wrong. */
 function* mutations(text: string, count: number, seed: number): Generator<string> {
   const rnd = seededRandom(seed);
-  const inserts = ['.', ',', ':', '?', '(', ')', '[', ']', '{', '}', '-', '+', '*', '/', '%', '&', '=', '!', '<', '>', '$', "'", '"', ' ', 'and ', ' or ', 'in', 'true', '1', '0', 'e', '`', '\\', '..', '~>', ':=', '/*', '#', '@', '^', '|'];
+  const inserts = [
+    '.',
+    ',',
+    ':',
+    '?',
+    '(',
+    ')',
+    '[',
+    ']',
+    '{',
+    '}',
+    '-',
+    '+',
+    '*',
+    '/',
+    '%',
+    '&',
+    '=',
+    '!',
+    '<',
+    '>',
+    '$',
+    "'",
+    '"',
+    ' ',
+    'and ',
+    ' or ',
+    'in',
+    'true',
+    '1',
+    '0',
+    'e',
+    '`',
+    '\\',
+    '..',
+    '~>',
+    ':=',
+    '/*',
+    '#',
+    '@',
+    '^',
+    '|',
+  ];
   for (let i = 0; i < count && text.length > 0; i++) {
     const at = rnd(text.length);
     if (rnd(3) === 0) yield text.slice(0, at) + text.slice(at + 1 + rnd(2));
@@ -167,26 +209,36 @@ describe('surelyCompiles', () => {
   });
 
   it('leaves crafted nesting to jsonata at load: a problem with its position, not a crash', () => {
-    for (const expr of ['('.repeat(50_000) + '1' + ')'.repeat(50_000), '['.repeat(30_000) + ']'.repeat(30_000), '$a' + '.b'.repeat(50_000)]) {
+    for (const expr of [`${'('.repeat(50_000)}1${')'.repeat(50_000)}`, '['.repeat(30_000) + ']'.repeat(30_000), `$a${'.b'.repeat(50_000)}`]) {
       expect(surelyCompiles(expr)).toBe(false);
-      const loaded = loadText('deep.yaml', `name: deep\ntrigger: {type: webhook}\nsteps:\n  - id: a\n    action: core.transform\n    inputs: { value: "{% ${expr} %}" }\n`);
+      const loaded = loadText(
+        'deep.yaml',
+        `name: deep\ntrigger: {type: webhook}\nsteps:\n  - id: a\n    action: core.transform\n    inputs: { value: "{% ${expr} %}" }\n`,
+      );
       expect(loaded.integration).toBeUndefined();
       expect(loaded.problems[0]).toMatchObject({ file: 'deep.yaml', line: 6 });
     }
   });
 
   it('leaves syntax errors to be reported at load, at their line and column', () => {
-    const { problems } = loadText('x.yaml', 'name: t\ntrigger: { type: webhook }\nsteps:\n  - id: a\n    action: core.transform\n    inputs:\n      value: "{% $a + %}"\n');
+    const { problems } = loadText(
+      'x.yaml',
+      'name: t\ntrigger: { type: webhook }\nsteps:\n  - id: a\n    action: core.transform\n    inputs:\n      value: "{% $a + %}"\n',
+    );
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatchObject({ line: 7, path: '/steps/0/inputs/value' });
     expect(problems[0]!.message).toMatch(/^expression does not parse: /);
   });
 
   it('compiles a deferred expression when it first runs, to what jsonata gives', async () => {
-    const { integration } = loadText('x.yaml', 'name: t\ntrigger: { type: webhook }\nsteps:\n  - id: a\n    action: core.transform\n    inputs:\n      value: "{% {\'n\': $x.y + 1} %}"\n');
+    const { integration } = loadText(
+      'x.yaml',
+      'name: t\ntrigger: { type: webhook }\nsteps:\n  - id: a\n    action: core.transform\n    inputs:\n      value: "{% {\'n\': $x.y + 1} %}"\n',
+    );
     const t = integration!.steps[0]!.inputs;
     expect(t.kind).toBe('object');
-    const value = (t as { entries: Array<[string, { kind: string; expression: { evaluate(i: unknown, b: unknown): Promise<unknown> } }]> }).entries[0]![1];
+    const value = (t as { entries: Array<[string, { kind: string; expression: { evaluate(i: unknown, b: unknown): Promise<unknown> } }]> })
+      .entries[0]![1];
     expect(value.kind).toBe('expr');
     expect(await value.expression.evaluate(null, { x: { y: 41 } })).toEqual({ n: 42 });
     expect(value.expression).toBe(value.expression);

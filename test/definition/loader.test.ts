@@ -69,7 +69,10 @@ describe('positions through aliases and merge keys', () => {
 
 describe('expressions', () => {
   it('compiles expressions once at load and keeps literals literal', () => {
-    const l = loadText('x.yaml', `${head}steps:\n  - id: a\n    action: core.transform\n    inputs:\n      value: { a: "{% 1 + 1 %}", b: "not {% an %} expression", c: 3 }\n`);
+    const l = loadText(
+      'x.yaml',
+      `${head}steps:\n  - id: a\n    action: core.transform\n    inputs:\n      value: { a: "{% 1 + 1 %}", b: "not {% an %} expression", c: 3 }\n`,
+    );
     expect(l.problems).toEqual([]);
     const inputs = l.integration!.steps[0]!.inputs;
     expect(inputs.kind).toBe('object');
@@ -98,7 +101,10 @@ describe('expressions', () => {
 
 describe('action inputs', () => {
   it('accepts expressions and env values where a type is expected, and checks literals', () => {
-    const ok = loadText('x.yaml', `${head}steps:\n  - id: a\n    action: core.respond\n    inputs: { statusCode: "{% 200 %}", body: { env: BODY, default: x } }\n`);
+    const ok = loadText(
+      'x.yaml',
+      `${head}steps:\n  - id: a\n    action: core.respond\n    inputs: { statusCode: "{% 200 %}", body: { env: BODY, default: x } }\n`,
+    );
     expect(ok.problems).toEqual([]);
     const bad = only(`${head}steps:\n  - id: a\n    action: core.respond\n    inputs: { statusCode: "200" }\n`);
     expect(bad.message).toMatch(/must be an integer from 200 to 599; got "200"/);
@@ -106,10 +112,13 @@ describe('action inputs', () => {
 
   it('reads dates the same way at load time as at run time', () => {
     const conn = `connections:\n  hcm: { type: hcm-oauth2, authorizeUrl: a, tokenUrl: b, apiUrl: c, clientId: d, clientSecret: e }\n`;
-    const step = (date: string) => `name: t\n${conn}trigger: { type: webhook }\nsteps:\n  - id: a\n    action: hcm.initiateJobChange\n    inputs: { workerId: w, effectiveDate: ${date} }\n`;
+    const step = (date: string) =>
+      `name: t\n${conn}trigger: { type: webhook }\nsteps:\n  - id: a\n    action: hcm.initiateJobChange\n    inputs: { workerId: w, effectiveDate: ${date} }\n`;
     expect(problems(step('2024-06-01'))).toEqual([]);
     expect(problems(step('1717200000000'))).toEqual([]);
-    expect(only(step('garbage')).message).toMatch(/input "effectiveDate" of hcm.initiateJobChange must be a date \(ISO-8601 or epoch milliseconds\); got "garbage"/);
+    expect(only(step('garbage')).message).toMatch(
+      /input "effectiveDate" of hcm.initiateJobChange must be a date \(ISO-8601 or epoch milliseconds\); got "garbage"/,
+    );
   });
 
   it('requires required inputs and names them', () => {

@@ -29,6 +29,9 @@ describe('precompiled validators', () => {
   });
 
   it('the action input validators are current (run `npm run docs` when this fails)', () => {
-    expect(readFileSync(inputValidatorsModulePath, 'utf8') === renderInputValidatorsModule(allActions), 'src/definition/generated/input-validators.ts is stale').toBe(true);
+    expect(
+      readFileSync(inputValidatorsModulePath, 'utf8') === renderInputValidatorsModule(allActions),
+      'src/definition/generated/input-validators.ts is stale',
+    ).toBe(true);
   });
 });

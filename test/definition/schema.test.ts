@@ -19,14 +19,23 @@ describe('schemas/integration.schema.json', () => {
   it('describes the hcm-oauth2 connection exactly as the connector declares it', () => {
     const conn = schema.$defs[connectionDefName(hcmConnectionType.type)];
     const declared = Object.keys(hcmConnectionType.inputs);
-    expect(Object.keys(conn.properties).filter((k) => k !== 'type').sort()).toEqual([...declared].sort());
-    const required = Object.entries(hcmConnectionType.inputs).filter(([, d]) => d.required).map(([k]) => k);
+    expect(
+      Object.keys(conn.properties)
+        .filter((k) => k !== 'type')
+        .sort(),
+    ).toEqual([...declared].sort());
+    const required = Object.entries(hcmConnectionType.inputs)
+      .filter(([, d]) => d.required)
+      .map(([k]) => k);
     expect(conn.required.filter((k: string) => k !== 'type').sort()).toEqual(required.sort());
   });
 
   it('is what the precompiled validator was generated from (run `npm run docs` when this fails)', async () => {
     const { renderValidatorModule, validatorModulePath } = await import('../../src/definition/validator-code.js');
-    expect(readFileSync(validatorModulePath, 'utf8') === renderValidatorModule(schema), 'src/definition/generated/integration-validator.ts is stale').toBe(true);
+    expect(
+      readFileSync(validatorModulePath, 'utf8') === renderValidatorModule(schema),
+      'src/definition/generated/integration-validator.ts is stale',
+    ).toBe(true);
   });
 
   it('is a valid 2020-12 schema that ajv compiles in strict mode', async () => {

@@ -46,7 +46,10 @@ describe('hcm-runner validate', () => {
     for (const [file, problems] of Object.entries(expected)) {
       for (const [line, col, text] of problems) {
         const prefix = `${dir}/${file}:${line}:${col}: error: `;
-        expect(lines.some((l) => l.startsWith(prefix) && l.includes(text)), `${prefix}${text}\n---\n${r.stdout}`).toBe(true);
+        expect(
+          lines.some((l) => l.startsWith(prefix) && l.includes(text)),
+          `${prefix}${text}\n---\n${r.stdout}`,
+        ).toBe(true);
       }
     }
   });
@@ -93,7 +96,10 @@ describe('hcm-runner validate', () => {
     const lowered = cli(['validate', 'test/fixtures/valid/hello.yaml'], { env: { HCM_RUNNER_MAX_STEPS: '1' } });
     expect(lowered.code).toBe(1);
     expect(lowered.stdout + lowered.stderr).toMatch(/hello\.yaml:\d+:\d+: error: steps has 2 steps; at most 1 are allowed \(HCM_RUNNER_MAX_STEPS\)/);
-    for (const [name, value] of [['HCM_RUNNER_MAX_STEPS', 'lots'], ['HCM_RUNNER_MAX_FILE_BYTES', '1.5e3x']]) {
+    for (const [name, value] of [
+      ['HCM_RUNNER_MAX_STEPS', 'lots'],
+      ['HCM_RUNNER_MAX_FILE_BYTES', '1.5e3x'],
+    ]) {
       const bad = cli(['validate', 'test/fixtures/valid/hello.yaml'], { env: { [name]: value } });
       expect(bad.code).not.toBe(0);
       expect(bad.stderr).toContain(`${name} must be a whole number of at least 1 (got "${value}")`);

@@ -174,8 +174,9 @@ const edges = [
 /** Every pointer in a value, plus members that do not exist below each. */
 function pointers(value: unknown, base = ''): string[] {
   const out = [base, joinPointer(base, 'missing'), joinPointer(base, 0), joinPointer(base, 7)];
-  if (Array.isArray(value)) value.forEach((v, i) => out.push(...pointers(v, joinPointer(base, i))));
-  else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) out.push(...pointers(v, joinPointer(base, k)));
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) out.push(...pointers(value[i], joinPointer(base, i)));
+  } else if (value && typeof value === 'object') for (const [k, v] of Object.entries(value)) out.push(...pointers(v, joinPointer(base, k)));
   return out;
 }
 
@@ -208,7 +209,9 @@ function sameValue(a: unknown, b: unknown): boolean {
     if (!b || typeof b !== 'object' || Array.isArray(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
     const ka = Object.keys(a);
     const kb = Object.keys(b);
-    return ka.length === kb.length && ka.every((k, i) => k === kb[i] && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+    return (
+      ka.length === kb.length && ka.every((k, i) => k === kb[i] && sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+    );
   }
   return a === b;
 }
@@ -216,7 +219,41 @@ function sameValue(a: unknown, b: unknown): boolean {
 /** Small deterministic changes: the shapes next to valid ones are where a fast path goes wrong. */
 function* mutations(text: string, count: number, seed: number): Generator<string> {
   const rnd = seededRandom(seed);
-  const inserts = [' ', '  ', '\n', '\n  ', ':', ': ', '-', '- ', '#', ' #', '"', "'", '[', ']', '{', '}', ',', '&a ', '*a', '!', '|', '>', '?', '%', '@', '\\', 'x', '0', '.', '~', '<<: ', '\t', '\r'];
+  const inserts = [
+    ' ',
+    '  ',
+    '\n',
+    '\n  ',
+    ':',
+    ': ',
+    '-',
+    '- ',
+    '#',
+    ' #',
+    '"',
+    "'",
+    '[',
+    ']',
+    '{',
+    '}',
+    ',',
+    '&a ',
+    '*a',
+    '!',
+    '|',
+    '>',
+    '?',
+    '%',
+    '@',
+    '\\',
+    'x',
+    '0',
+    '.',
+    '~',
+    '<<: ',
+    '\t',
+    '\r',
+  ];
   const lines = text.split('\n');
   for (let i = 0; i < count && text.length > 0; i++) {
     const at = rnd(text.length);
@@ -236,7 +273,7 @@ function* mutations(text: string, count: number, seed: number): Generator<string
       default: {
         const l = rnd(lines.length);
         const copy = [...lines];
-        copy[l] = rnd(2) ? ' ' + copy[l] : copy[l]!.replace(/^ /, '');
+        copy[l] = rnd(2) ? ` ${copy[l]}` : copy[l]!.replace(/^ /, '');
         yield copy.join('\n');
       }
     }
@@ -256,7 +293,7 @@ describe('fast YAML path', () => {
   });
 
   it('leaves crafted nesting to the library: a file nested 60,000 deep is a positioned problem, not a crash', () => {
-    for (const value of ['['.repeat(60_000) + ']'.repeat(60_000), '{a: '.repeat(30_000) + '1' + '}'.repeat(30_000)]) {
+    for (const value of ['['.repeat(60_000) + ']'.repeat(60_000), `${'{a: '.repeat(30_000)}1${'}'.repeat(30_000)}`]) {
       const text = `name: deep\nv: ${value}\n`;
       expect(fastParseYaml(text)).toBeUndefined();
       const loaded = loadText('deep.yaml', text);

@@ -41,7 +41,9 @@ describe('built-in actions', () => {
 
   it('core.respond sets the response and the run goes on', async () => {
     const r = await run(
-      webhook(`  - id: r\n    action: core.respond\n    inputs: { statusCode: 201, contentType: text/plain, headers: { x-a: 1 }, body: made }\n  - id: after\n    action: core.transform\n    inputs: { value: 1 }\n`),
+      webhook(
+        `  - id: r\n    action: core.respond\n    inputs: { statusCode: 201, contentType: text/plain, headers: { x-a: 1 }, body: made }\n  - id: after\n    action: core.transform\n    inputs: { value: 1 }\n`,
+      ),
     );
     expect(r.response).toEqual({ statusCode: 201, contentType: 'text/plain', headers: { 'x-a': '1' }, body: 'made' });
     expect(r.steps.map((s) => s.status)).toEqual(['succeeded', 'succeeded']);
@@ -54,7 +56,11 @@ describe('built-in actions', () => {
   });
 
   it('core.stop ends the execution successfully and sets the sync answer', async () => {
-    const r = await run(webhook(`  - id: s\n    action: core.stop\n    inputs: { statusCode: 202, body: { stopped: true } }\n  - id: never\n    action: core.fail\n    inputs: { message: unreachable }\n`));
+    const r = await run(
+      webhook(
+        `  - id: s\n    action: core.stop\n    inputs: { statusCode: 202, body: { stopped: true } }\n  - id: never\n    action: core.fail\n    inputs: { message: unreachable }\n`,
+      ),
+    );
     expect(r.status).toBe('succeeded');
     expect(r.steps.map((s) => s.id)).toEqual(['s']);
     expect(r.response).toEqual({ statusCode: 202, body: { stopped: true } });
@@ -76,7 +82,11 @@ describe('built-in actions', () => {
 
   it('core.http sends a binary value built in an expression (no size) as its bytes', async () => {
     seen.length = 0;
-    const r = await run(webhook(`  - id: h\n    action: core.http\n    inputs:\n      url: ${base}/upload\n      method: PUT\n      data: "{% {'contentType': 'text/plain', 'base64': 'aGk='} %}"\n`));
+    const r = await run(
+      webhook(
+        `  - id: h\n    action: core.http\n    inputs:\n      url: ${base}/upload\n      method: PUT\n      data: "{% {'contentType': 'text/plain', 'base64': 'aGk='} %}"\n`,
+      ),
+    );
     expect(r.status).toBe('succeeded');
     expect(seen[0]).toMatchObject({ method: 'PUT', body: 'hi' });
     expect(seen[0]!.headers['content-type']).toBe('text/plain');
@@ -84,10 +94,14 @@ describe('built-in actions', () => {
 
   it('core.http reads text and binary responses', async () => {
     const r = await run(
-      webhook(`  - id: t\n    action: core.http\n    inputs: { url: ${base}/text, responseType: text }\n  - id: b\n    action: core.http\n    inputs: { url: ${base}/bin, responseType: binary }\n`),
+      webhook(
+        `  - id: t\n    action: core.http\n    inputs: { url: ${base}/text, responseType: text }\n  - id: b\n    action: core.http\n    inputs: { url: ${base}/bin, responseType: binary }\n`,
+      ),
     );
     expect(r.steps[0]!.results).toMatchObject({ body: 'plain words' });
-    expect(r.steps[1]!.results).toMatchObject({ body: { contentType: 'image/png', size: 4, base64: Buffer.from([137, 80, 78, 71]).toString('base64') } });
+    expect(r.steps[1]!.results).toMatchObject({
+      body: { contentType: 'image/png', size: 4, base64: Buffer.from([137, 80, 78, 71]).toString('base64') },
+    });
   });
 
   it('core.http fails on 4xx with the status, unless failOnError is false', async () => {
@@ -99,6 +113,8 @@ describe('built-in actions', () => {
 
   it('core.http rejects a relative URL at load time', () => {
     const { problems } = loadText('x.yaml', webhook(`  - id: h\n    action: core.http\n    inputs: { url: /relative }\n`));
-    expect(problems).toEqual([expect.objectContaining({ line: 6, path: '/steps/0/inputs/url', message: expect.stringMatching(/input "url" of core.http/) })]);
+    expect(problems).toEqual([
+      expect.objectContaining({ line: 6, path: '/steps/0/inputs/url', message: expect.stringMatching(/input "url" of core.http/) }),
+    ]);
   });
 });

@@ -134,7 +134,14 @@ const template = (source: string): Extract<ValueTemplate, { kind: 'expr' }> => (
 
 /** What JSONata alone answers, as evaluateTemplate would shape it (value, or the error's code). */
 async function byJsonata(source: string, scope: Scope): Promise<{ value?: unknown; error?: string }> {
-  const bindings: Record<string, unknown> = { trigger: scope.trigger, steps: scope.steps, errors: scope.errors, config: scope.config, execution: scope.execution, state: scope.state };
+  const bindings: Record<string, unknown> = {
+    trigger: scope.trigger,
+    steps: scope.steps,
+    errors: scope.errors,
+    config: scope.config,
+    execution: scope.execution,
+    state: scope.state,
+  };
   if ('item' in scope) bindings.item = scope.item;
   if (scope.index !== undefined) bindings.index = scope.index;
   try {
@@ -156,9 +163,12 @@ async function byTemplate(source: string, scope: Scope): Promise<{ value?: unkno
 function strict(v: unknown): string {
   if (v === undefined) return '<undefined>';
   if (v === null || typeof v !== 'object') return typeof v === 'function' ? '<function>' : JSON.stringify(v);
-  if (Array.isArray(v)) return `${Object.getPrototypeOf(v) === Array.prototype && !('sequence' in v) ? '' : '<not plain>'}[${v.map(strict).join(',')}]`;
+  if (Array.isArray(v))
+    return `${Object.getPrototypeOf(v) === Array.prototype && !('sequence' in v) ? '' : '<not plain>'}[${v.map(strict).join(',')}]`;
   const proto = Object.getPrototypeOf(v) === Object.prototype ? '' : '<not plain>';
-  return `${proto}{${Object.keys(v).map((k) => `${JSON.stringify(k)}:${strict((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return `${proto}{${Object.keys(v)
+    .map((k) => `${JSON.stringify(k)}:${strict((v as Record<string, unknown>)[k])}`)
+    .join(',')}}`;
 }
 const shape = (r: { value?: unknown; error?: string }) => (r.error !== undefined ? 'error' : strict(r.value));
 
@@ -183,7 +193,8 @@ describe('direct evaluation answers what JSONata answers', () => {
 });
 
 describe('direct evaluation is used where it claims to be', () => {
-  const read = (scope: Scope, name: string) => (name in scope && !['env', 'input'].includes(name) ? (scope as unknown as Record<string, unknown>)[name] : MISS);
+  const read = (scope: Scope, name: string) =>
+    name in scope && !['env', 'input'].includes(name) ? (scope as unknown as Record<string, unknown>)[name] : MISS;
 
   it.each(DIRECT)('%s is answered directly', (source) => {
     const direct = directEvaluator(jsonata(source));

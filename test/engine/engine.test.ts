@@ -35,7 +35,9 @@ afterAll(() => new Promise((r) => server.close(r)));
 describe('steps', () => {
   it('passes results between steps and records each step', async () => {
     const r = await run(
-      webhook(`  - id: a\n    action: core.transform\n    inputs: { value: "{% body.data.n * 2 %}" }\n  - id: b\n    action: core.transform\n    inputs: { value: "{% $steps.a + 1 %}" }\n`),
+      webhook(
+        `  - id: a\n    action: core.transform\n    inputs: { value: "{% body.data.n * 2 %}" }\n  - id: b\n    action: core.transform\n    inputs: { value: "{% $steps.a + 1 %}" }\n`,
+      ),
       { n: 20 },
     );
     expect(r.status).toBe('succeeded');
@@ -52,21 +54,30 @@ describe('steps', () => {
   });
 
   it('skips a step whose if is false', async () => {
-    const r = await run(webhook(`  - id: a\n    action: core.transform\n    if: "{% body.data.type = 'hire' %}"\n    inputs: { value: 1 }\n`), { type: 'fire' });
+    const r = await run(webhook(`  - id: a\n    action: core.transform\n    if: "{% body.data.type = 'hire' %}"\n    inputs: { value: 1 }\n`), {
+      type: 'fire',
+    });
     expect(r.steps[0]).toMatchObject({ id: 'a', status: 'skipped' });
     expect(r.steps[0]!.results).toBeUndefined();
   });
 
   it('runs forEach once per item with $item and $index; results are the array', async () => {
     const r = await run(
-      webhook(`  - id: each\n    action: core.transform\n    forEach: "{% body.data.names %}"\n    inputs: { value: "{% $index & ':' & $item %}" }\n`),
+      webhook(
+        `  - id: each\n    action: core.transform\n    forEach: "{% body.data.names %}"\n    inputs: { value: "{% $index & ':' & $item %}" }\n`,
+      ),
       { names: ['ada', 'bob', 'cy'] },
     );
     expect(r.steps[0]!.results).toEqual(['0:ada', '1:bob', '2:cy']);
   });
 
   it('fails the execution with the integration, step and action named', async () => {
-    const r = await run(webhook(`  - id: boom\n    action: core.fail\n    inputs: { message: "{% 'no ' & body.data.x %}" }\n  - id: never\n    action: core.log\n    inputs: { message: x }\n`), { x: 'luck' });
+    const r = await run(
+      webhook(
+        `  - id: boom\n    action: core.fail\n    inputs: { message: "{% 'no ' & body.data.x %}" }\n  - id: never\n    action: core.log\n    inputs: { message: x }\n`,
+      ),
+      { x: 'luck' },
+    );
     expect(r.status).toBe('failed');
     expect(r.error).toMatchObject({ integration: 't', step: 'boom', action: 'core.fail', message: 'integration t, step boom (core.fail): no luck' });
     expect(r.steps.map((s) => s.id)).toEqual(['boom']);
@@ -74,7 +85,9 @@ describe('steps', () => {
 
   it('onError: continue records $errors.<id> and goes on', async () => {
     const r = await run(
-      webhook(`  - id: bad\n    action: core.fail\n    onError: continue\n    inputs: { message: nope }\n  - id: after\n    action: core.transform\n    inputs: { value: "{% $errors.bad.message %}" }\n`),
+      webhook(
+        `  - id: bad\n    action: core.fail\n    onError: continue\n    inputs: { message: nope }\n  - id: after\n    action: core.transform\n    inputs: { value: "{% $errors.bad.message %}" }\n`,
+      ),
     );
     expect(r.status).toBe('succeeded');
     expect(r.steps[0]).toMatchObject({ status: 'failed' });
@@ -83,7 +96,9 @@ describe('steps', () => {
 
   it('retries a failing step up to maxAttempts with the fixed delay', async () => {
     const r = await run(
-      webhook(`  - id: call\n    action: core.http\n    retry: { maxAttempts: 3, delayMs: 10 }\n    inputs: { url: "${base}/flaky?fail=2&key=fixed" }\n`),
+      webhook(
+        `  - id: call\n    action: core.http\n    retry: { maxAttempts: 3, delayMs: 10 }\n    inputs: { url: "${base}/flaky?fail=2&key=fixed" }\n`,
+      ),
     );
     expect(r.status).toBe('succeeded');
     expect(r.steps[0]!.attempts).toBe(3);
@@ -91,7 +106,11 @@ describe('steps', () => {
   });
 
   it('gives up after maxAttempts', async () => {
-    const r = await run(webhook(`  - id: call\n    action: core.http\n    retry: { maxAttempts: 2, delayMs: 1 }\n    inputs: { url: "${base}/flaky?fail=5&key=giveup" }\n`));
+    const r = await run(
+      webhook(
+        `  - id: call\n    action: core.http\n    retry: { maxAttempts: 2, delayMs: 1 }\n    inputs: { url: "${base}/flaky?fail=5&key=giveup" }\n`,
+      ),
+    );
     expect(r.status).toBe('failed');
     expect(r.steps[0]!.attempts).toBe(2);
     expect(calls.get('giveup')).toBe(2);
@@ -99,11 +118,17 @@ describe('steps', () => {
   });
 
   it('does not retry what another attempt cannot change (a 404, core.fail)', async () => {
-    const r = await run(webhook(`  - id: call\n    action: core.http\n    retry: { maxAttempts: 3, delayMs: 1 }\n    inputs: { url: "${base}/missing-thing?key=404" }\n`));
+    const r = await run(
+      webhook(
+        `  - id: call\n    action: core.http\n    retry: { maxAttempts: 3, delayMs: 1 }\n    inputs: { url: "${base}/missing-thing?key=404" }\n`,
+      ),
+    );
     expect(r.status).toBe('failed');
     expect(r.steps[0]!.attempts).toBe(1);
     expect(calls.get('404')).toBe(1);
-    const failing = await run(webhook(`  - id: boom\n    action: core.fail\n    retry: { maxAttempts: 3, delayMs: 1 }\n    inputs: { message: no }\n`));
+    const failing = await run(
+      webhook(`  - id: boom\n    action: core.fail\n    retry: { maxAttempts: 3, delayMs: 1 }\n    inputs: { message: no }\n`),
+    );
     expect(failing.steps[0]!.attempts).toBe(1);
   });
 
@@ -127,7 +152,11 @@ describe('steps', () => {
   });
 
   it('timeoutMs fails an attempt that takes too long, and retry tries again', async () => {
-    const r = await run(webhook(`  - id: slow\n    action: core.http\n    timeoutMs: 50\n    retry: { maxAttempts: 2, delayMs: 1 }\n    inputs: { url: "${base}/slow?key=t" }\n`));
+    const r = await run(
+      webhook(
+        `  - id: slow\n    action: core.http\n    timeoutMs: 50\n    retry: { maxAttempts: 2, delayMs: 1 }\n    inputs: { url: "${base}/slow?key=t" }\n`,
+      ),
+    );
     expect(r.status).toBe('failed');
     expect(r.error?.message).toMatch(/timed out after 50 ms/);
     expect(calls.get('t')).toBe(2);
@@ -136,7 +165,11 @@ describe('steps', () => {
   for (const timeout of ['', '    timeoutMs: 5000\n']) {
     it(`aborting the run cancels the request in flight${timeout ? ' (step with timeoutMs)' : ' (step without timeoutMs)'}`, async () => {
       const controller = new AbortController();
-      const running = run(webhook(`  - id: slow\n    action: core.http\n${timeout}    inputs: { url: "${base}/slow?key=abort${timeout.length}" }\n`), {}, { signal: controller.signal });
+      const running = run(
+        webhook(`  - id: slow\n    action: core.http\n${timeout}    inputs: { url: "${base}/slow?key=abort${timeout.length}" }\n`),
+        {},
+        { signal: controller.signal },
+      );
       setTimeout(() => controller.abort(new Error('shutting down')), 50);
       const r = await running;
       // Not aborted, /slow answers 200 after 400 ms and the step succeeds.
@@ -146,7 +179,10 @@ describe('steps', () => {
   }
 
   it('reads config and env values at run time; a missing env fails with its name', async () => {
-    const yaml = webhook(`  - id: a\n    action: core.transform\n    inputs: { value: "{% $config.greeting & ' ' & $config.who %}" }\n`, `config:\n  greeting: hello\n  who: { env: HCM_TEST_WHO }\n`);
+    const yaml = webhook(
+      `  - id: a\n    action: core.transform\n    inputs: { value: "{% $config.greeting & ' ' & $config.who %}" }\n`,
+      `config:\n  greeting: hello\n  who: { env: HCM_TEST_WHO }\n`,
+    );
     const ok = await run(yaml, {}, { env: { HCM_TEST_WHO: 'world' } });
     expect(ok.result).toBe('hello world');
     const missing = await run(yaml, {}, { env: {} });
@@ -155,7 +191,11 @@ describe('steps', () => {
   });
 
   it('exposes $execution', async () => {
-    const r = await run(webhook(`  - id: a\n    action: core.transform\n    inputs: { value: "{% $execution %}" }\n`), {}, { attempt: 2, test: true, executionId: 'e1' });
+    const r = await run(
+      webhook(`  - id: a\n    action: core.transform\n    inputs: { value: "{% $execution %}" }\n`),
+      {},
+      { attempt: 2, test: true, executionId: 'e1' },
+    );
     expect(r.result).toMatchObject({ id: 'e1', integration: 't', attempt: 2, test: true });
   });
 

@@ -42,7 +42,14 @@ describe('bounded natives behave like JSONata', () => {
     "$pad('ab', 1)",
     "$pad('😀', 3, '-')",
   ])('%s', async (expr) => {
-    const input = { people: [{ name: 'a', age: 30 }, { name: 'b', age: 20 }, { name: 'c', age: 30 }, { name: 'd', age: 10 }] };
+    const input = {
+      people: [
+        { name: 'a', age: 30 },
+        { name: 'b', age: 20 },
+        { name: 'c', age: 30 },
+        { name: 'd', age: 10 },
+      ],
+    };
     const r = await both(expr, input);
     expect(r.guarded).toEqual(r.plain);
   });

@@ -88,11 +88,13 @@ describe('the disk fills up while serving', () => {
       const db = (s.runtime.store as SqliteStore).db;
       const url = s.urls('echo').live;
       const post = (n: number) =>
-        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n, pad: 'p'.repeat(32 * 1024) }) }).then(async (r) => ({
-          status: r.status,
-          headers: Object.fromEntries(r.headers),
-          body: (await r.json()) as { executionId?: string; error?: string },
-        }));
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ n, pad: 'p'.repeat(32 * 1024) }) }).then(
+          async (r) => ({
+            status: r.status,
+            headers: Object.fromEntries(r.headers),
+            body: (await r.json()) as { executionId?: string; error?: string },
+          }),
+        );
       expect((await post(0)).status).toBe(200);
       const pages = db.pragma('page_count', { simple: true }) as number;
       db.pragma(`max_page_count = ${pages + 40}`);

@@ -50,7 +50,11 @@ afterAll(async () => {
 });
 
 async function fetchVia(server: TestServer, url: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(server.urls('fetch').live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url }) });
+  const res = await fetch(server.urls('fetch').live, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ url }),
+  });
   return { status: res.status, body: await res.json() };
 }
 
@@ -100,11 +104,32 @@ describe('with private networks allowed', () => {
 describe('the decisions the connector makes (no traffic)', () => {
   it('classifies addresses, IPv4 inside IPv6 included', () => {
     const table: Record<string, string> = {
-      '127.0.0.1': 'loopback', '127.255.0.9': 'loopback', '0.0.0.0': 'loopback', '::1': 'loopback', '::': 'loopback', '::ffff:127.0.0.1': 'loopback',
-      '10.0.0.1': 'private', '172.16.5.4': 'private', '172.31.255.255': 'private', '192.168.1.1': 'private', '100.64.0.1': 'private', 'fd12::1': 'private', 'fc00::1': 'private', '::ffff:10.1.2.3': 'private',
-      '169.254.10.20': 'link-local', 'fe80::1': 'link-local', 'FE80::abcd': 'link-local',
-      '169.254.169.254': 'metadata', 'fd00:ec2::254': 'metadata', '::ffff:169.254.169.254': 'metadata', '64:ff9b::a9fe:a9fe': 'metadata', '100.100.100.200': 'metadata',
-      '172.32.0.1': 'public', '8.8.8.8': 'public', '2606:4700::1111': 'public', '11.0.0.1': 'public',
+      '127.0.0.1': 'loopback',
+      '127.255.0.9': 'loopback',
+      '0.0.0.0': 'loopback',
+      '::1': 'loopback',
+      '::': 'loopback',
+      '::ffff:127.0.0.1': 'loopback',
+      '10.0.0.1': 'private',
+      '172.16.5.4': 'private',
+      '172.31.255.255': 'private',
+      '192.168.1.1': 'private',
+      '100.64.0.1': 'private',
+      'fd12::1': 'private',
+      'fc00::1': 'private',
+      '::ffff:10.1.2.3': 'private',
+      '169.254.10.20': 'link-local',
+      'fe80::1': 'link-local',
+      'FE80::abcd': 'link-local',
+      '169.254.169.254': 'metadata',
+      'fd00:ec2::254': 'metadata',
+      '::ffff:169.254.169.254': 'metadata',
+      '64:ff9b::a9fe:a9fe': 'metadata',
+      '100.100.100.200': 'metadata',
+      '172.32.0.1': 'public',
+      '8.8.8.8': 'public',
+      '2606:4700::1111': 'public',
+      '11.0.0.1': 'public',
     };
     for (const [ip, kind] of Object.entries(table)) expect(classifyAddress(ip), ip).toBe(kind);
   });
@@ -113,7 +138,9 @@ describe('the decisions the connector makes (no traffic)', () => {
     for (const allow of [false, true]) {
       expect(hostRefusal('169.254.169.254', allow)).toBe('169.254.169.254 is a cloud metadata address; core.http never connects to it');
       expect(hostRefusal('[fd00:ec2::254]', allow)).toMatch(/cloud metadata address/);
-      expect(hostRefusal('metadata.google.internal', allow)).toBe('metadata.google.internal is a cloud metadata service; core.http never connects to it');
+      expect(hostRefusal('metadata.google.internal', allow)).toBe(
+        'metadata.google.internal is a cloud metadata service; core.http never connects to it',
+      );
       expect(hostRefusal('METADATA.google.internal.', allow)).toMatch(/cloud metadata service/);
       expect(hostRefusal('169.254.10.20', allow)).toMatch(/link-local address; core\.http never connects/);
       expect(hostRefusal('[fe80::1]', allow)).toMatch(/link-local/);
@@ -142,7 +169,11 @@ describe('the command line', () => {
       const base = `http://127.0.0.1:${serverPort}`;
       await poll(async () => ((await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined), 30_000, 100);
       const list = await (await fetch(`${base}/api/integrations`, { headers: { authorization: `Bearer ${ADMIN}` } })).json();
-      const res = await fetch(list[0].webhookUrls.live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ url: `http://127.0.0.1:${port}/cli` }) });
+      const res = await fetch(list[0].webhookUrls.live, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ url: `http://127.0.0.1:${port}/cli` }),
+      });
       return { status: res.status, body: await res.json() };
     } finally {
       child.kill('SIGKILL');

@@ -36,7 +36,20 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   child = spawn(
     process.execPath,
-    [bin, 'serve', '--dir', dir.path, '--port', String(port), '--data', data.path, '--max-form-parts', String(MAX_PARTS), '--redact-headers', 'X-Tenant-Secret, x-other-secret'],
+    [
+      bin,
+      'serve',
+      '--dir',
+      dir.path,
+      '--port',
+      String(port),
+      '--data',
+      data.path,
+      '--max-form-parts',
+      String(MAX_PARTS),
+      '--redact-headers',
+      'X-Tenant-Secret, x-other-secret',
+    ],
     { cwd: repoRoot, env: { ...process.env, HCM_RUNNER_ADMIN_TOKEN: ADMIN, HCM_RUNNER_LOG_LEVEL: 'debug' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   child.stdout!.on('data', (c) => (logs += c));
@@ -80,18 +93,24 @@ async function whileHealthy<T>(attack: () => Promise<T>): Promise<T> {
   })().catch((err: Error) => {
     failure = err;
   });
+  let result: T;
   try {
-    return await attack();
+    result = await attack();
   } finally {
     done = true;
     await watcher;
-    if (failure) throw failure;
-    expect(checks).toBeGreaterThan(0);
   }
+  if (failure) throw failure;
+  expect(checks).toBeGreaterThan(0);
+  return result;
 }
 
 async function post(url: string, body: string | Buffer, contentType: string, headers: Record<string, string> = {}) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': contentType, ...headers }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': contentType, ...headers },
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
   const text = await res.text();
   let json: any;
   try {
@@ -103,8 +122,10 @@ async function post(url: string, body: string | Buffer, contentType: string, hea
 }
 
 function multipart(parts: Array<{ name: string; value: string; type?: string }>, boundary = 'XyZb0und'): { body: Buffer; type: string } {
-  const chunks = parts.map((p) => `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n${p.value}\r\n`);
-  return { body: Buffer.from(chunks.join('') + `--${boundary}--\r\n`), type: `multipart/form-data; boundary=${boundary}` };
+  const chunks = parts.map(
+    (p) => `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"\r\n${p.type ? `Content-Type: ${p.type}\r\n` : ''}\r\n${p.value}\r\n`,
+  );
+  return { body: Buffer.from(`${chunks.join('')}--${boundary}--\r\n`), type: `multipart/form-data; boundary=${boundary}` };
 }
 
 const repeated = (n: number) => multipart(Array.from({ length: n }, () => ({ name: 'f', value: 'x' })));
@@ -238,7 +259,9 @@ describe('caller credentials are redacted before $trigger', () => {
     }, 15_000);
     for (const name of Object.keys(secrets)) expect(record.trigger.headers[name], name).toBe('[redacted]');
 
-    const stored = readdirSync(data.path).map((f) => readFileSync(join(data.path, f)).toString('latin1')).join('\n');
+    const stored = readdirSync(data.path)
+      .map((f) => readFileSync(join(data.path, f)).toString('latin1'))
+      .join('\n');
     for (const [name, value] of Object.entries(secrets)) {
       const token = value.split(/[ =]/).pop()!;
       expect(stored.includes(token), `${name} in the data files`).toBe(false);
@@ -249,10 +272,14 @@ describe('caller credentials are redacted before $trigger', () => {
 
 describe('integration files that used to block loading', () => {
   async function problemsOf(file: string): Promise<Array<{ line: number; column: number; message: string }>> {
-    return poll(async () => {
-      const list = (await api('/integrations')) as Array<{ file: string; errors?: any[] }>;
-      return list.find((i) => i.file.endsWith(file) && i.errors?.length)?.errors;
-    }, 20_000, 100);
+    return poll(
+      async () => {
+        const list = (await api('/integrations')) as Array<{ file: string; errors?: any[] }>;
+        return list.find((i) => i.file.endsWith(file) && i.errors?.length)?.errors;
+      },
+      20_000,
+      100,
+    );
   }
 
   it('a 50 MB file is refused without being read; the server keeps answering', async () => {
@@ -262,7 +289,13 @@ describe('integration files that used to block loading', () => {
       return problemsOf('huge.yaml');
     });
     expect(problems).toEqual([
-      expect.objectContaining({ line: 1, column: 1, message: expect.stringMatching(/^the file is 52,428,8\d\d bytes; integration files may be at most 131,072 bytes \(128 KiB, HCM_RUNNER_MAX_FILE_BYTES\)/) }),
+      expect.objectContaining({
+        line: 1,
+        column: 1,
+        message: expect.stringMatching(
+          /^the file is 52,428,8\d\d bytes; integration files may be at most 131,072 bytes \(128 KiB, HCM_RUNNER_MAX_FILE_BYTES\)/,
+        ),
+      }),
     ]);
   });
 
@@ -275,7 +308,13 @@ describe('integration files that used to block loading', () => {
       return problemsOf('many-steps.yaml');
     });
     // Line 4 holds step 0, so step 500 (the first one past the limit) is on line 504.
-    expect(problems).toEqual([expect.objectContaining({ line: 504, column: 5, message: expect.stringMatching(/^steps has 2000 steps; at most 500 are allowed \(HCM_RUNNER_MAX_STEPS\)/) })]);
+    expect(problems).toEqual([
+      expect.objectContaining({
+        line: 504,
+        column: 5,
+        message: expect.stringMatching(/^steps has 2000 steps; at most 500 are allowed \(HCM_RUNNER_MAX_STEPS\)/),
+      }),
+    ]);
     const validate = cli(['validate', join(dir.path, 'many-steps.yaml')]);
     expect(validate.code).toBe(1);
     expect(validate.stdout + validate.stderr).toMatch(/many-steps\.yaml:504:5: error: steps has 2000 steps; at most 500 are allowed/);
@@ -284,21 +323,31 @@ describe('integration files that used to block loading', () => {
   it('a mapping of 11,000 keys is checked for duplicates in linear time', async () => {
     const keys = Array.from({ length: 11_000 }, (_, i) => `x-k${i}: 1`).join('\n');
     const problems = await whileHealthy(async () => {
-      writeFileSync(join(dir.path, 'keys.yaml'), `name: keys\ntrigger: {type: webhook}\nsteps:\n  - {id: a, action: core.log, inputs: {message: m}}\n${keys}\nx-k7: 2\n`);
+      writeFileSync(
+        join(dir.path, 'keys.yaml'),
+        `name: keys\ntrigger: {type: webhook}\nsteps:\n  - {id: a, action: core.log, inputs: {message: m}}\n${keys}\nx-k7: 2\n`,
+      );
       await api('/reload', 'POST');
       return problemsOf('keys.yaml');
     });
-    expect(problems).toEqual([expect.objectContaining({ line: 11_005, column: 1, message: 'duplicate key: each key may appear only once in a mapping' })]);
+    expect(problems).toEqual([
+      expect.objectContaining({ line: 11_005, column: 1, message: 'duplicate key: each key may appear only once in a mapping' }),
+    ]);
   });
 
   it('an alias bomb (20,000 values aliased 999 times) is refused at its first alias', async () => {
     const items = Array.from({ length: 20_000 }, () => '1').join(',');
     const aliases = Array.from({ length: 999 }, () => '*a').join(',');
     const problems = await whileHealthy(async () => {
-      writeFileSync(join(dir.path, 'bomb.yaml'), `name: bomb\ntrigger: {type: webhook}\nx-a: &a [${items}]\nsteps:\n  - id: a\n    action: core.transform\n    inputs:\n      value: [${aliases}]\n`);
+      writeFileSync(
+        join(dir.path, 'bomb.yaml'),
+        `name: bomb\ntrigger: {type: webhook}\nx-a: &a [${items}]\nsteps:\n  - id: a\n    action: core.transform\n    inputs:\n      value: [${aliases}]\n`,
+      );
       await api('/reload', 'POST');
       return problemsOf('bomb.yaml');
     });
-    expect(problems).toEqual([expect.objectContaining({ line: 8, column: 15, message: expect.stringMatching(/^aliases expand this file to more than 1,000,000 values/) })]);
+    expect(problems).toEqual([
+      expect.objectContaining({ line: 8, column: 15, message: expect.stringMatching(/^aliases expand this file to more than 1,000,000 values/) }),
+    ]);
   });
 });

@@ -11,14 +11,13 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
-import { ADMIN, fixtures, killServeChildren, poll, root, slowUpstream, spawnServe, startTestServer, tempDir } from '../server/helpers.js';
+import { ADMIN, fixtures, killServeChildren, poll, slowUpstream, spawnServe, startTestServer, tempDir } from '../server/helpers.js';
 
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
   killServeChildren();
   for (const f of cleanups) await f();
 });
-
 
 async function api(base: string, path: string): Promise<any> {
   const res = await fetch(`${base}/api${path}`, { headers: { authorization: `Bearer ${ADMIN}` } });
@@ -42,9 +41,11 @@ describe('an execution the process keeps dying under', () => {
     let id: string | undefined;
     for (let life = 1; life <= 4; life++) {
       const p = spawnServe(args, env);
-      await poll(async () => ((await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined), 30_000, 100).catch((err) => {
-        throw new Error(`${(err as Error).message}\n${p.output()}`);
-      });
+      await poll(async () => ((await fetch(`${base}/healthz`).catch(() => undefined))?.status === 200 ? true : undefined), 30_000, 100).catch(
+        (err) => {
+          throw new Error(`${(err as Error).message}\n${p.output()}`);
+        },
+      );
       if (!id) {
         const [view] = await api(base, '/integrations');
         const res = await fetch(view.webhookUrls.live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
@@ -53,20 +54,28 @@ describe('an execution the process keeps dying under', () => {
       }
       if (life <= 3) {
         // Running as attempt `life` (resumed below the limit), then the process dies under it.
-        const r = await poll(async () => {
-          const e = await api(base, `/executions/${id}`);
-          return e.status === 'running' && e.attempt === life ? e : undefined;
-        }, 30_000, 100);
+        const r = await poll(
+          async () => {
+            const e = await api(base, `/executions/${id}`);
+            return e.status === 'running' && e.attempt === life ? e : undefined;
+          },
+          30_000,
+          100,
+        );
         expect(r.attempt).toBe(life);
         p.child.kill('SIGKILL');
         await new Promise((r) => p.child.once('exit', r));
         continue;
       }
       // Fourth start: the process stopped 3 times under it: failed, not run again.
-      const r = await poll(async () => {
-        const e = await api(base, `/executions/${id}`);
-        return e.status === 'failed' ? e : undefined;
-      }, 30_000, 100);
+      const r = await poll(
+        async () => {
+          const e = await api(base, `/executions/${id}`);
+          return e.status === 'failed' ? e : undefined;
+        },
+        30_000,
+        100,
+      );
       expect(r.attempt).toBe(3);
       expect(r.error.message).toMatch(/the process stopped 3 times while this execution ran; not resumed/);
       expect(r.error.message).toContain('slow');

@@ -68,7 +68,9 @@ describe('a response body above the step result limit', () => {
     expect(r.status).toBe('failed');
     expect(r.error.step).toBe('fetch');
     expect(r.error.code).toBe('result_too_large');
-    expect(r.error.message).toMatch(/integration download, step fetch \(core\.http\): GET http:\/\/127\.0\.0\.1:\d+\/big: the response body is larger than the step result limit of 1048576 bytes/);
+    expect(r.error.message).toMatch(
+      /integration download, step fetch \(core\.http\): GET http:\/\/127\.0\.0\.1:\d+\/big: the response body is larger than the step result limit of 1048576 bytes/,
+    );
     expect(r.error.message).toContain('HCM_RUNNER_MAX_RESULT_BYTES');
     expect(r.steps[0].attempts).toBe(1); // not retried: another attempt would be as large
     expect(written.length - before).toBe(1); // nor by core.http's own retries (maxRetryCount: 2 in the fixture)

@@ -34,7 +34,6 @@ let stderr = '';
 let initialRefreshToken: string;
 const apiAnswers: string[] = [];
 
-
 async function api(path: string, method = 'GET'): Promise<any> {
   const res = await fetch(`${url}/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   const text = await res.text();
@@ -100,9 +99,17 @@ describe('secrets never leak', () => {
     // HMAC webhook: signed (accepted), badly signed (401); callers send credentials too.
     const body = JSON.stringify({ event: 'ping', n: 1 });
     const sig = createHmac('sha256', HMAC_SECRET).update(body).digest('hex');
-    const ok = await fetch(signed, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': sig, authorization: CALLER_AUTH }, body });
+    const ok = await fetch(signed, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-signature': sig, authorization: CALLER_AUTH },
+      body,
+    });
     expect(ok.status).toBe(200);
-    const bad = await fetch(signed, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': 'deadbeef', authorization: CALLER_AUTH }, body });
+    const bad = await fetch(signed, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-signature': 'deadbeef', authorization: CALLER_AUTH },
+      body,
+    });
     expect(bad.status).toBe(401);
 
     // Wait for every execution to finish; read them all back through the API.

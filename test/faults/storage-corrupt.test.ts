@@ -8,7 +8,7 @@ import { openSync, writeSync, closeSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ADMIN, startTestServer, type TestServer } from '../server/helpers.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fuzz');
@@ -29,7 +29,10 @@ async function signInToConsole(): Promise<string> {
     redirect: 'manual',
   });
   expect(res.status).toBe(303);
-  return res.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
 }
 
 /** Checkpoints the database, then overwrites it from the middle of page 2 to the end with garbage. */
@@ -52,7 +55,8 @@ function corrupt(store: SqliteStore): void {
 describe('a corrupt SQLite database', () => {
   it('answers 503 with Retry-After on webhook intake, the admin API, the console and the OAuth callback', async () => {
     const url = s.urls('echo').live;
-    const post = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'p'.repeat(8192) }) });
+    const post = () =>
+      fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pad: 'p'.repeat(8192) }) });
     for (let i = 0; i < 20; i++) expect((await post()).status).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
     const consoleCookie = await signInToConsole();

@@ -26,11 +26,17 @@ let port: number;
 const tokens: Record<string, string> = {};
 
 beforeAll(async () => {
-  s = await startTestServer({ dir: here, env: { FUZZ_SIGNING_SECRET: 'fuzz-signing-secret' }, limits: { backlog: 100_000 }, maxFormParts: MAX_PARTS });
+  s = await startTestServer({
+    dir: here,
+    env: { FUZZ_SIGNING_SECRET: 'fuzz-signing-secret' },
+    limits: { backlog: 100_000 },
+    maxFormParts: MAX_PARTS,
+  });
   const u = new URL(s.url);
   host = u.hostname;
   port = Number(u.port);
-  for (const name of ['echo', 'strict', 'sync-echo', 'sync-fail', 'hmac', 'computed']) tokens[name] = new URL(s.urls(name).live).pathname.split('/').pop()!;
+  for (const name of ['echo', 'strict', 'sync-echo', 'sync-fail', 'hmac', 'computed'])
+    tokens[name] = new URL(s.urls(name).live).pathname.split('/').pop()!;
 });
 afterAll(async () => {
   await s?.stop();
@@ -62,7 +68,11 @@ function rawRequest(bytes: Buffer, timeoutMs = 10_000): Promise<RawResponse> {
     sock.on('data', (c) => chunks.push(c));
     sock.on('end', done);
     // The server may close while we still write (e.g. 431, 413): the answer was read already.
-    sock.on('error', (err) => (chunks.length ? done() : (clearTimeout(timer), reject(err))));
+    sock.on('error', (err) => {
+      if (chunks.length) return done();
+      clearTimeout(timer);
+      reject(err);
+    });
     // No half-close: Node's HTTP server drops the answer to a client that sent FIN early.
     sock.write(bytes);
   });
@@ -131,17 +141,21 @@ const body = fc.oneof(
   multipart,
 );
 const method = fc.oneof(fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'), fc.stringMatching(/^[A-Z]{1,8}$/));
-const segment = fc.oneof(
-  fc.webSegment(),
-  fc.constantFrom('%', '%E0%A4%A', '..', '%2F', '%00', 'ü', '?', '??a=b&a=c', '?x=%ZZ', '#frag', '//'),
-);
+const segment = fc.oneof(fc.webSegment(), fc.constantFrom('%', '%E0%A4%A', '..', '%2F', '%00', 'ü', '?', '??a=b&a=c', '?x=%ZZ', '#frag', '//'));
 const target = fc.record({
   name: fc.constantFrom(...['echo', 'strict', 'sync-echo', 'sync-fail', 'hmac', 'computed', 'unknown']),
   test: fc.boolean(),
   rest: fc.array(segment, { maxLength: 3 }),
 });
 
-const request = fc.record({ method, target, headers: fc.array(fc.tuple(headerName, headerValue), { maxLength: 5 }), contentType, body, chunked: fc.boolean() });
+const request = fc.record({
+  method,
+  target,
+  headers: fc.array(fc.tuple(headerName, headerValue), { maxLength: 5 }),
+  contentType,
+  body,
+  chunked: fc.boolean(),
+});
 
 type Req = typeof request extends fc.Arbitrary<infer T> ? T : never;
 
@@ -154,7 +168,11 @@ function serialize(r: Req): Buffer {
   let payload = r.body;
   if (r.chunked) {
     lines.push('Transfer-Encoding: chunked');
-    payload = Buffer.concat([Buffer.from(r.body.length ? `${r.body.length.toString(16)}\r\n` : ''), r.body, Buffer.from(r.body.length ? '\r\n0\r\n\r\n' : '0\r\n\r\n')]);
+    payload = Buffer.concat([
+      Buffer.from(r.body.length ? `${r.body.length.toString(16)}\r\n` : ''),
+      r.body,
+      Buffer.from(r.body.length ? '\r\n0\r\n\r\n' : '0\r\n\r\n'),
+    ]);
   } else {
     lines.push(`Content-Length: ${r.body.length}`);
   }
@@ -192,14 +210,22 @@ describe('webhook intake under random requests', () => {
   });
 
   it('a ~64 KiB header is refused with 431 and the server keeps serving', async () => {
-    const res = await rawRequest(Buffer.from(`POST /webhooks/${tokens.echo} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: ${'y'.repeat(64 * 1024)}\r\nContent-Length: 2\r\n\r\n{}`));
+    const res = await rawRequest(
+      Buffer.from(
+        `POST /webhooks/${tokens.echo} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Big: ${'y'.repeat(64 * 1024)}\r\nContent-Length: 2\r\n\r\n{}`,
+      ),
+    );
     expect(res.status).toBe(431);
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
   });
 
   it('many malformed requests at once do not stall intake', async () => {
     const bad = Array.from({ length: 50 }, (_, i) =>
-      rawRequest(Buffer.from(`POST /webhooks/${tokens.echo} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: ${i % 2 ? 'application/json' : 'multipart/form-data; boundary=b'}\r\nContent-Length: 9\r\n\r\n{"a": tru`)),
+      rawRequest(
+        Buffer.from(
+          `POST /webhooks/${tokens.echo} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: ${i % 2 ? 'application/json' : 'multipart/form-data; boundary=b'}\r\nContent-Length: 9\r\n\r\n{"a": tru`,
+        ),
+      ),
     );
     const answers = await Promise.all(bad);
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([400]));
@@ -233,7 +259,11 @@ describe('intake parsers against a model', () => {
 
   /** Posts to the async `echo` webhook and reads `$trigger` back from the stored record. */
   async function stored(query: string, body: Buffer | string, contentType: string): Promise<{ status: number; trigger?: any; error?: string }> {
-    const res = await fetch(`${s.urls('echo').live}${query}`, { method: 'POST', headers: { 'content-type': contentType }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+    const res = await fetch(`${s.urls('echo').live}${query}`, {
+      method: 'POST',
+      headers: { 'content-type': contentType },
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+    });
     const answer = (await res.json()) as { executionId?: string; error?: string };
     if (res.status !== 200) return { status: res.status, error: answer.error };
     const record = await s.api('GET', `/executions/${answer.executionId}`);
@@ -258,11 +288,14 @@ describe('intake parsers against a model', () => {
 
   it('form bodies', async () => {
     await fc.assert(
-      fc.asyncProperty(pairs.filter((l) => l.length > 0), async (list) => {
-        const r = await stored('', new URLSearchParams(list).toString(), 'application/x-www-form-urlencoded');
-        expect(r.status).toBe(200);
-        expect(own(r.trigger.body.data)).toEqual(sortedEntries(grouped(list)));
-      }),
+      fc.asyncProperty(
+        pairs.filter((l) => l.length > 0),
+        async (list) => {
+          const r = await stored('', new URLSearchParams(list).toString(), 'application/x-www-form-urlencoded');
+          expect(r.status).toBe(200);
+          expect(own(r.trigger.body.data)).toEqual(sortedEntries(grouped(list)));
+        },
+      ),
       { numRuns: 60, seed: 20261123 },
     );
   });
@@ -274,7 +307,12 @@ describe('intake parsers against a model', () => {
   const part = fc.oneof(
     fc.record({ kind: fc.constant('text' as const), name: partName, text: fc.string({ maxLength: 20 }) }),
     fc.record({ kind: fc.constant('json' as const), name: partName, json: fc.json({ depthSize: 'small' }) }),
-    fc.record({ kind: fc.constant('file' as const), name: partName, bytes: fc.uint8Array({ maxLength: 40 }), filename: fc.stringMatching(/^[a-z0-9]{1,8}\.bin$/) }),
+    fc.record({
+      kind: fc.constant('file' as const),
+      name: partName,
+      bytes: fc.uint8Array({ maxLength: 40 }),
+      filename: fc.stringMatching(/^[a-z0-9]{1,8}\.bin$/),
+    }),
   );
 
   it('multipart bodies, up to and past the part limit', async () => {
@@ -297,7 +335,10 @@ describe('intake parsers against a model', () => {
           } else {
             data = Buffer.from(p.bytes);
             head += `; filename="${p.filename}"\r\nContent-Type: application/octet-stream\r\n`;
-            model.push([p.name, { contentType: 'application/octet-stream', size: data.length, base64: data.toString('base64'), filename: p.filename }]);
+            model.push([
+              p.name,
+              { contentType: 'application/octet-stream', size: data.length, base64: data.toString('base64'), filename: p.filename },
+            ]);
           }
           chunks.push(Buffer.from(`${head}\r\n`), data, Buffer.from('\r\n'));
         }
@@ -320,7 +361,11 @@ describe('intake parsers against a model', () => {
   });
 
   it('nested JSON, up to and past the depth limit', async () => {
-    const nested = fc.record({ depth: fc.integer({ min: 1, max: 300 }), note: fc.string({ maxLength: 10 }), shape: fc.array(fc.boolean(), { minLength: 300, maxLength: 300 }) });
+    const nested = fc.record({
+      depth: fc.integer({ min: 1, max: 300 }),
+      note: fc.string({ maxLength: 10 }),
+      shape: fc.array(fc.boolean(), { minLength: 300, maxLength: 300 }),
+    });
     await fc.assert(
       fc.asyncProperty(nested, async ({ depth, note, shape }) => {
         // Arrays and objects mixed; the note (which may hold brackets) sits at the bottom.

@@ -35,7 +35,15 @@ async function start(files: Record<string, string>): Promise<{ server: RunningSe
   for (const [file, text] of Object.entries(files)) write(dir.path, file, text);
   const lines: Line[] = [];
   const logger = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s) as Line) });
-  const server = await startServer({ dir: dir.path, dataDir: data.path, port: 0, adminToken: 'x', logger, retentionDays: 0, env: { ...process.env } });
+  const server = await startServer({
+    dir: dir.path,
+    dataDir: data.path,
+    port: 0,
+    adminToken: 'x',
+    logger,
+    retentionDays: 0,
+    env: { ...process.env },
+  });
   cleanups.push(() => server.close(500));
   return { server, dir: dir.path, lines };
 }

@@ -12,7 +12,7 @@ const file = (name: string, message: string) =>
 /** The message the running version of `name` logs. */
 const message = (registry: IntegrationRegistry, name: string) => {
   const inputs = registry.get(name)?.steps[0]?.inputs;
-  return inputs?.kind === 'object' ? (inputs.entries[0]?.[1] as { value?: unknown }).value : undefined;
+  return inputs?.kind === 'object' ? (inputs.entries[0]?.[1] as { value?: unknown } | undefined)?.value : undefined;
 };
 
 async function until(what: () => unknown, expected: unknown): Promise<void> {

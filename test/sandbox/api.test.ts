@@ -9,7 +9,9 @@ beforeAll(async () => {
   sb = await start();
   call = api(sb, await accessToken(sb));
 });
-afterAll(async () => { await sb.close(); });
+afterAll(async () => {
+  await sb.close();
+});
 
 type Page = { data: Array<Record<string, any>>; total: number };
 const body = async <T = any>(r: Response): Promise<T> => (await r.json()) as T;
@@ -38,7 +40,11 @@ describe('sandbox API: collections', () => {
 
   it('serves staffing and time tracking views of the same workers, including Employee_ID= ids', async () => {
     const w = await body(await call('GET', '/staffing/v7/workers/Employee_ID=21001'));
-    expect(w).toMatchObject({ workerId: '21001', workerType: { descriptor: expect.any(String) }, primaryJob: { supervisoryOrganization: { id: expect.any(String) } } });
+    expect(w).toMatchObject({
+      workerId: '21001',
+      workerType: { descriptor: expect.any(String) },
+      primaryJob: { supervisoryOrganization: { id: expect.any(String) } },
+    });
     expect(w.id).toMatch(/^[0-9a-f]{32}$/);
     const tt = await body(await call('GET', `/timeTracking/v5/workers/${w.id}`));
     expect(tt).toMatchObject({ id: w.id, descriptor: w.descriptor });
@@ -73,7 +79,11 @@ describe('sandbox API: collections', () => {
     let found: Page | undefined;
     for (const id of some) {
       const p = await body<Page>(await call('GET', `/businessProcess/v1/events?worker=${id}`));
-      if (p.total > 0) { found = p; expect(p.data.every((e) => e.for.id === id)).toBe(true); break; }
+      if (p.total > 0) {
+        found = p;
+        expect(p.data.every((e) => e.for.id === id)).toBe(true);
+        break;
+      }
     }
     expect(found).toBeDefined();
     const two = await body(await call('GET', `/businessProcess/v1/events?worker=${some[0]}&worker=${some[1]}`));
@@ -100,9 +110,15 @@ describe('sandbox API: collections', () => {
   });
 
   it('is deterministic for a seed', () => {
-    const a = createSandboxApp({ seed: 7, quiet: true }).state.db.workers.all().map((w) => w.id);
-    const b = createSandboxApp({ seed: 7, quiet: true }).state.db.workers.all().map((w) => w.id);
-    const c = createSandboxApp({ seed: 8, quiet: true }).state.db.workers.all().map((w) => w.id);
+    const a = createSandboxApp({ seed: 7, quiet: true })
+      .state.db.workers.all()
+      .map((w) => w.id);
+    const b = createSandboxApp({ seed: 7, quiet: true })
+      .state.db.workers.all()
+      .map((w) => w.id);
+    const c = createSandboxApp({ seed: 8, quiet: true })
+      .state.db.workers.all()
+      .map((w) => w.id);
     expect(a).toEqual(b);
     expect(a).not.toEqual(c);
   });
@@ -123,9 +139,17 @@ describe('sandbox API: writes', () => {
 
   it('updates (PUT) and deletes a time clock event', async () => {
     const ev = (await body<Page>(await call('GET', '/timeTracking/v5/timeClockEvents?limit=1&offset=3'))).data[0]!;
-    const put = await call('PUT', `/timeTracking/v5/timeClockEvents/${ev.id}`, { dateTime: '2024-07-01T09:00:00.000Z', comment: 'moved', reference_ID: 'R-1' });
+    const put = await call('PUT', `/timeTracking/v5/timeClockEvents/${ev.id}`, {
+      dateTime: '2024-07-01T09:00:00.000Z',
+      comment: 'moved',
+      reference_ID: 'R-1',
+    });
     expect(put.status).toBe(200);
-    expect(await body(await call('GET', `/timeTracking/v5/timeClockEvents/${ev.id}`))).toMatchObject({ dateTime: '2024-07-01T09:00:00.000Z', comment: 'moved', reference_ID: 'R-1' });
+    expect(await body(await call('GET', `/timeTracking/v5/timeClockEvents/${ev.id}`))).toMatchObject({
+      dateTime: '2024-07-01T09:00:00.000Z',
+      comment: 'moved',
+      reference_ID: 'R-1',
+    });
     const del = await call('DELETE', `/timeTracking/v5/timeClockEvents/${ev.id}`);
     expect(del.status).toBe(200);
     expect(await body(del)).toEqual({});
@@ -150,7 +174,11 @@ describe('sandbox API: writes', () => {
     expect(bad.status).toBe(400);
     expect((await body(bad)).errors[0]).toMatchObject({ field: 'worker', code: expect.any(String), error: expect.any(String) });
     const w = await body(await call('GET', '/staffing/v7/workers/Employee_ID=21003'));
-    const ok = await call('POST', '/staffing/v7/workers/Employee_ID=21001/jobChanges', { date: '2024-06-01T00:00:00.000Z', worker: { id: w.id }, job: { id: w.primaryJob.id } });
+    const ok = await call('POST', '/staffing/v7/workers/Employee_ID=21001/jobChanges', {
+      date: '2024-06-01T00:00:00.000Z',
+      worker: { id: w.id },
+      job: { id: w.primaryJob.id },
+    });
     expect(ok.status).toBe(201);
     const jc = await body(ok);
     expect(jc.id).toBeTruthy();
@@ -177,7 +205,11 @@ describe('sandbox API: writes', () => {
     const ok = await call('POST', '/accountsPayable/v1/supplierInvoiceRequests', { controlTotalAmount: '20.00', taxAmount: '0', lines, memo: 'm' });
     expect(ok.status).toBe(201);
     const sir = await body(ok);
-    const att = await call('POST', `/accountsPayable/v1/supplierInvoiceRequests/${sir.id}/attachments`, { fileName: 'a.pdf', fileLength: '12', contentType: { id: 'application/pdf' } });
+    const att = await call('POST', `/accountsPayable/v1/supplierInvoiceRequests/${sir.id}/attachments`, {
+      fileName: 'a.pdf',
+      fileLength: '12',
+      contentType: { id: 'application/pdf' },
+    });
     expect(att.status).toBe(201);
     expect((await body<Page>(await call('GET', `/accountsPayable/v1/supplierInvoiceRequests/${sir.id}/attachments`))).total).toBe(1);
     expect((await call('POST', `/accountsPayable/v1/supplierInvoiceRequests/${sir.id}/submit`, {})).status).toBe(201);
@@ -197,7 +229,10 @@ describe('sandbox API: writes', () => {
     const files = await body<Page>(await call('GET', `${P}/${id}/files`));
     expect(files.total).toBe(1);
     expect(files.data[0]).toMatchObject({
-      name: 'people.csv', checksum: createHash('md5').update(bytes).digest('hex'), length: String(bytes.length), state: { id: 'Success' },
+      name: 'people.csv',
+      checksum: createHash('md5').update(bytes).digest('hex'),
+      length: String(bytes.length),
+      state: { id: 'Success' },
     });
     const rec = sb.requests.find((r) => r.method === 'POST' && r.path === `/ccx${P}/${id}/files`)!;
     expect(rec.contentType).toMatch(/^multipart\/form-data; boundary=/);
@@ -219,12 +254,19 @@ describe('sandbox API: writes', () => {
 
   it('creates and updates an analytics table', async () => {
     const T = '/api/prismAnalytics/v3/acme/tables';
-    const c = await call('POST', T, { name: 'Sandbox_Test', fields: [{ name: 'ID', displayName: 'ID', ordinal: 1, type: { id: 'Schema_Field_Type=Text', name: 'Text' } }] });
+    const c = await call('POST', T, {
+      name: 'Sandbox_Test',
+      fields: [{ name: 'ID', displayName: 'ID', ordinal: 1, type: { id: 'Schema_Field_Type=Text', name: 'Text' } }],
+    });
     expect(c.status).toBe(201);
     const t = await body(c);
     expect(t.enableForAnalysis).toBe(false);
     await call('PUT', `${T}/${t.id}`, { displayName: 'Sandbox Test', enableForAnalysis: true });
-    expect(await body(await call('GET', `${T}/${t.id}?type=full`))).toMatchObject({ displayName: 'Sandbox Test', enableForAnalysis: true, fields: [{ name: 'ID' }] });
+    expect(await body(await call('GET', `${T}/${t.id}?type=full`))).toMatchObject({
+      displayName: 'Sandbox Test',
+      enableForAnalysis: true,
+      fields: [{ name: 'ID' }],
+    });
     expect((await body(await call('GET', `${T}/${t.id}`))).fields).toBeUndefined();
     expect((await call('POST', T, { name: '1bad name' })).status).toBe(400);
   });
@@ -234,7 +276,13 @@ describe('sandbox API: writes', () => {
     await call('POST', '/customerAccounts/v1/payments?x=1&x=2', { amount: '10.00', readyToAutoApply: true });
     expect(sb.requests).toHaveLength(1);
     const r = sb.requests[0]!;
-    expect(r).toMatchObject({ method: 'POST', path: '/ccx/customerAccounts/v1/payments', query: { x: ['1', '2'] }, body: { amount: '10.00', readyToAutoApply: true }, contentType: 'application/json' });
+    expect(r).toMatchObject({
+      method: 'POST',
+      path: '/ccx/customerAccounts/v1/payments',
+      query: { x: ['1', '2'] },
+      body: { amount: '10.00', readyToAutoApply: true },
+      contentType: 'application/json',
+    });
     expect(r.headers.authorization).toMatch(/^Bearer /);
     const viaHttp = await body(await fetch(`${sb.url}/__sandbox/requests`));
     expect(viaHttp.data).toHaveLength(1);

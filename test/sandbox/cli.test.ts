@@ -9,7 +9,9 @@ describe('hcm-runner sandbox command', () => {
     try {
       expect(await sandboxCommand(['--help'])).toBe(0);
       expect(String(out.mock.calls[0]?.[0])).toMatch(/--port N/);
-    } finally { out.mockRestore(); }
+    } finally {
+      out.mockRestore();
+    }
   });
 
   it('returns 2 on an unknown flag or a bad port', async () => {
@@ -18,7 +20,9 @@ describe('hcm-runner sandbox command', () => {
       expect(await sandboxCommand(['--bogus'])).toBe(2);
       expect(String(err.mock.calls[0]?.[0])).toMatch(/unknown option: --bogus/);
       expect(await sandboxCommand(['--port', 'abc'])).toBe(2);
-    } finally { err.mockRestore(); }
+    } finally {
+      err.mockRestore();
+    }
   });
 
   it('serves until SIGTERM and prints URLs and client credentials', async () => {
@@ -31,14 +35,20 @@ describe('hcm-runner sandbox command', () => {
       child.stderr.on('data', (d) => {
         stderr += d;
         const m = /Press Ctrl\+C/.test(stderr) && /listening on (http:\/\/\S+)/.exec(stderr);
-        if (m) { clearTimeout(t); resolve(m[1]!); }
+        if (m) {
+          clearTimeout(t);
+          resolve(m[1]!);
+        }
       });
     });
     expect(stderr).toContain('sandbox-client');
     expect(stderr).toContain('sandbox-secret');
     expect(stderr).toContain(`${url}/ccx/oauth2/<tenant_id>/token`);
     expect((await fetch(`${url}/ccx/person/v4/people`)).status).toBe(401);
-    const code = await new Promise<number | null>((resolve) => { child.on('exit', resolve); child.kill('SIGTERM'); });
+    const code = await new Promise<number | null>((resolve) => {
+      child.on('exit', resolve);
+      child.kill('SIGTERM');
+    });
     expect(code).toBe(0);
   });
 });

@@ -9,7 +9,9 @@ beforeAll(async () => {
   call = api(sb, await accessToken(sb));
 });
 afterEach(() => sb.clearFaults());
-afterAll(async () => { await sb.close(); });
+afterAll(async () => {
+  await sb.close();
+});
 
 describe('sandbox fault injection', () => {
   it('answers 429 with Retry-After for the matching requests only, and stops after `times`', async () => {
@@ -54,7 +56,11 @@ describe('sandbox fault injection', () => {
   });
 
   it('is controllable over HTTP', async () => {
-    const add = await fetch(`${sb.url}/__sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ match: { pathIncludes: '/invoices' }, status: 500 }) });
+    const add = await fetch(`${sb.url}/__sandbox/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ match: { pathIncludes: '/invoices' }, status: 500 }),
+    });
     expect(add.status).toBe(201);
     expect((await call('GET', '/customerAccounts/v1/invoices')).status).toBe(500);
     expect((await call('GET', '/customerAccounts/v1/invoices')).status).toBe(500);

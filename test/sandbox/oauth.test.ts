@@ -4,8 +4,12 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 import { CLIENT, start, tokenRequest } from './helpers.js';
 
 let sb: Sandbox;
-beforeAll(async () => { sb = await start(); });
-afterAll(async () => { await sb.close(); });
+beforeAll(async () => {
+  sb = await start();
+});
+afterAll(async () => {
+  await sb.close();
+});
 
 const REDIRECT = 'http://127.0.0.1:9999/oauth/callback';
 
@@ -26,7 +30,15 @@ describe('sandbox OAuth', () => {
   it('runs the code flow with PKCE S256 and echoes state', async () => {
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
-    const res = await authorize({ response_type: 'code', client_id: CLIENT.id, redirect_uri: REDIRECT, scope: 'Staffing', state: 'xyz 123', code_challenge: challenge, code_challenge_method: 'S256' });
+    const res = await authorize({
+      response_type: 'code',
+      client_id: CLIENT.id,
+      redirect_uri: REDIRECT,
+      scope: 'Staffing',
+      state: 'xyz 123',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     expect(res.status).toBe(302);
     const loc = new URL(res.headers.get('location')!);
     expect(loc.origin + loc.pathname).toBe(REDIRECT);
@@ -34,14 +46,35 @@ describe('sandbox OAuth', () => {
     const code = loc.searchParams.get('code')!;
     expect(code).toBeTruthy();
 
-    const bad = await tokenRequest(sb, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: 'wrong-verifier', client_id: CLIENT.id, client_secret: CLIENT.secret });
+    const bad = await tokenRequest(sb, {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      code_verifier: 'wrong-verifier',
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+    });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: 'invalid_grant' });
 
     // The failed attempt consumed the code: run the flow again with the right verifier.
-    const res2 = await authorize({ response_type: 'code', client_id: CLIENT.id, redirect_uri: REDIRECT, state: 's2', code_challenge: challenge, code_challenge_method: 'S256' });
+    const res2 = await authorize({
+      response_type: 'code',
+      client_id: CLIENT.id,
+      redirect_uri: REDIRECT,
+      state: 's2',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     const code2 = new URL(res2.headers.get('location')!).searchParams.get('code')!;
-    const ok = await tokenRequest(sb, { grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT, code_verifier: verifier, client_id: CLIENT.id, client_secret: CLIENT.secret });
+    const ok = await tokenRequest(sb, {
+      grant_type: 'authorization_code',
+      code: code2,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+    });
     expect(ok.status).toBe(200);
     const tok = (await ok.json()) as Record<string, unknown>;
     expect(tok).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
@@ -49,7 +82,14 @@ describe('sandbox OAuth', () => {
     expect(typeof tok.refresh_token).toBe('string');
 
     // Codes are single use.
-    const again = await tokenRequest(sb, { grant_type: 'authorization_code', code: code2, redirect_uri: REDIRECT, code_verifier: verifier, client_id: CLIENT.id, client_secret: CLIENT.secret });
+    const again = await tokenRequest(sb, {
+      grant_type: 'authorization_code',
+      code: code2,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+    });
     expect(again.status).toBe(400);
 
     const api = await fetch(`${sb.apiUrl}/staffing/v7/workers?limit=1`, { headers: { authorization: `Bearer ${tok.access_token}` } });
@@ -58,7 +98,13 @@ describe('sandbox OAuth', () => {
   });
 
   it('rejects a code exchange without the verifier when a challenge was sent', async () => {
-    const res = await authorize({ response_type: 'code', client_id: CLIENT.id, redirect_uri: REDIRECT, code_challenge: 'abc', code_challenge_method: 'S256' });
+    const res = await authorize({
+      response_type: 'code',
+      client_id: CLIENT.id,
+      redirect_uri: REDIRECT,
+      code_challenge: 'abc',
+      code_challenge_method: 'S256',
+    });
     const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
     const r = await tokenRequest(sb, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT }, { id: CLIENT.id, secret: CLIENT.secret });
     expect(r.status).toBe(400);
@@ -82,7 +128,12 @@ describe('sandbox OAuth', () => {
     const old = await tokenRequest(sb, { grant_type: 'refresh_token', refresh_token: rt, client_id: CLIENT.id, client_secret: CLIENT.secret });
     expect(old.status).toBe(400);
     expect(await old.json()).toEqual({ error: 'invalid_grant', error_description: expect.any(String) });
-    const r2 = await tokenRequest(sb, { grant_type: 'refresh_token', refresh_token: t1.refresh_token, client_id: CLIENT.id, client_secret: CLIENT.secret });
+    const r2 = await tokenRequest(sb, {
+      grant_type: 'refresh_token',
+      refresh_token: t1.refresh_token,
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+    });
     expect(r2.status).toBe(200);
   });
 
@@ -95,18 +146,38 @@ describe('sandbox OAuth', () => {
         expect(r.status).toBe(200);
         expect(await r.json()).toMatchObject({ refresh_token: rt, expires_in: 120 });
       }
-    } finally { await s2.close(); }
+    } finally {
+      await s2.close();
+    }
   });
 
   it('accepts client credentials via Basic or body and rejects a bad client with 401', async () => {
-    const viaBasic = await tokenRequest(sb, { grant_type: 'refresh_token', refresh_token: sb.issueRefreshToken() }, { id: CLIENT.id, secret: CLIENT.secret });
+    const viaBasic = await tokenRequest(
+      sb,
+      { grant_type: 'refresh_token', refresh_token: sb.issueRefreshToken() },
+      { id: CLIENT.id, secret: CLIENT.secret },
+    );
     expect(viaBasic.status).toBe(200);
-    const viaBody = await tokenRequest(sb, { grant_type: 'refresh_token', refresh_token: sb.issueRefreshToken(), client_id: CLIENT.id, client_secret: CLIENT.secret });
+    const viaBody = await tokenRequest(sb, {
+      grant_type: 'refresh_token',
+      refresh_token: sb.issueRefreshToken(),
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+    });
     expect(viaBody.status).toBe(200);
-    const badBasic = await tokenRequest(sb, { grant_type: 'refresh_token', refresh_token: sb.issueRefreshToken() }, { id: CLIENT.id, secret: 'wrong' });
+    const badBasic = await tokenRequest(
+      sb,
+      { grant_type: 'refresh_token', refresh_token: sb.issueRefreshToken() },
+      { id: CLIENT.id, secret: 'wrong' },
+    );
     expect(badBasic.status).toBe(401);
     expect(await badBasic.json()).toMatchObject({ error: 'invalid_client' });
-    const badBody = await tokenRequest(sb, { grant_type: 'refresh_token', refresh_token: sb.issueRefreshToken(), client_id: 'other', client_secret: CLIENT.secret });
+    const badBody = await tokenRequest(sb, {
+      grant_type: 'refresh_token',
+      refresh_token: sb.issueRefreshToken(),
+      client_id: 'other',
+      client_secret: CLIENT.secret,
+    });
     expect(badBody.status).toBe(401);
     const none = await tokenRequest(sb, { grant_type: 'refresh_token', refresh_token: sb.issueRefreshToken() });
     expect(none.status).toBe(401);
@@ -118,7 +189,12 @@ describe('sandbox OAuth', () => {
     expect(none.status).toBe(401);
     expect(await none.json()).toEqual({ error: 'invalid or expired access token' });
     expect((await fetch(url, { headers: { authorization: 'Bearer nope' } })).status).toBe(401);
-    const r = await tokenRequest(sb, { grant_type: 'refresh_token', refresh_token: sb.issueRefreshToken(), client_id: CLIENT.id, client_secret: CLIENT.secret });
+    const r = await tokenRequest(sb, {
+      grant_type: 'refresh_token',
+      refresh_token: sb.issueRefreshToken(),
+      client_id: CLIENT.id,
+      client_secret: CLIENT.secret,
+    });
     const { access_token } = (await r.json()) as { access_token: string };
     expect((await fetch(url, { headers: { authorization: `Bearer ${access_token}` } })).status).toBe(200);
     sb.expireAllTokens();
@@ -128,7 +204,12 @@ describe('sandbox OAuth', () => {
   it('expires tokens after tokenLifetimeSec and via POST /__sandbox/expire-tokens', async () => {
     const s2 = await start({ tokenLifetimeSec: 1 });
     try {
-      const get = async (rt: string) => ((await (await tokenRequest(s2, { grant_type: 'refresh_token', refresh_token: rt, client_id: CLIENT.id, client_secret: CLIENT.secret })).json()) as { access_token: string }).access_token;
+      const get = async (rt: string) =>
+        (
+          (await (
+            await tokenRequest(s2, { grant_type: 'refresh_token', refresh_token: rt, client_id: CLIENT.id, client_secret: CLIENT.secret })
+          ).json()) as { access_token: string }
+        ).access_token;
       const at = await get(s2.issueRefreshToken());
       const call = (t: string) => fetch(`${s2.apiUrl}/person/v4/people?limit=1`, { headers: { authorization: `Bearer ${t}` } });
       expect((await call(at)).status).toBe(200);
@@ -138,7 +219,9 @@ describe('sandbox OAuth', () => {
       expect((await call(at2)).status).toBe(200);
       expect((await fetch(`${s2.url}/__sandbox/expire-tokens`, { method: 'POST' })).status).toBe(200);
       expect((await call(at2)).status).toBe(401);
-    } finally { await s2.close(); }
+    } finally {
+      await s2.close();
+    }
   });
 
   it('advertises PKCE support', async () => {

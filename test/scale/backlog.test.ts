@@ -13,7 +13,11 @@ let c: Cluster | undefined;
 let upstream: Server | undefined;
 afterAll(async () => {
   await c?.stop();
-  if (upstream) await new Promise<void>((r) => (upstream!.closeAllConnections(), upstream!.close(() => r())));
+  if (upstream)
+    await new Promise<void>((r) => {
+      upstream!.closeAllConnections();
+      upstream!.close(() => r());
+    });
 });
 
 describe('cluster-wide backlog limit', () => {
@@ -24,7 +28,12 @@ describe('cluster-wide backlog limit', () => {
     });
     await new Promise<void>((r) => upstream!.listen(0, '127.0.0.1', r));
     const slowUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/slow`;
-    c = await startCluster({ dir: join(scaleFixtures, 'slow'), replicas: 2, env: { SLOW_URL: slowUrl }, args: ['--concurrency', '1', '--backlog', '4'] });
+    c = await startCluster({
+      dir: join(scaleFixtures, 'slow'),
+      replicas: 2,
+      env: { SLOW_URL: slowUrl },
+      args: ['--concurrency', '1', '--backlog', '4'],
+    });
     const cluster = c;
     const live = (await cluster.api(0, 'GET', '/integrations/slow')).body.webhookUrls.live as string;
     const accepted: string[] = [];
@@ -40,14 +49,18 @@ describe('cluster-wide backlog limit', () => {
       expect(accepted.length).toBeLessThan(20);
     }
     // Replica 1 received nothing, yet sees the shared backlog (counted in the database).
-    const refused = await poll(async () => {
-      const res = await postJson(cluster.at(live, 1), {});
-      if (res.status === 200) {
-        accepted.push(((await res.json()) as { executionId: string }).executionId);
-        return undefined;
-      }
-      return res.status;
-    }, 20_000, 100);
+    const refused = await poll(
+      async () => {
+        const res = await postJson(cluster.at(live, 1), {});
+        if (res.status === 200) {
+          accepted.push(((await res.json()) as { executionId: string }).executionId);
+          return undefined;
+        }
+        return res.status;
+      },
+      20_000,
+      100,
+    );
     expect(refused).toBe(429);
     const records = await cluster.waitFinished(accepted, 60_000);
     for (const r of records) expect(r.status).toBe('succeeded');

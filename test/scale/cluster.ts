@@ -21,7 +21,6 @@ export function databaseUrl(): string {
   return url;
 }
 
-
 export interface Replica {
   id: string;
   base: string;
@@ -45,7 +44,12 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
-export async function startCluster(opts: { dir: string; replicas: number; env?: Record<string, string> | ((i: number) => Record<string, string>); args?: string[] }): Promise<Cluster> {
+export async function startCluster(opts: {
+  dir: string;
+  replicas: number;
+  env?: Record<string, string> | ((i: number) => Record<string, string>);
+  args?: string[];
+}): Promise<Cluster> {
   const schema = `scale_${randomBytes(5).toString('hex')}`;
   const url = `${databaseUrl()}?schema=${schema}`;
   const ports = await Promise.all(Array.from({ length: opts.replicas }, () => freePort()));
@@ -55,22 +59,26 @@ export async function startCluster(opts: { dir: string; replicas: number; env?: 
     let out = '';
     const done = new Set<string>();
     const extra = typeof opts.env === 'function' ? opts.env(i) : opts.env;
-    const child = spawn(process.execPath, [join(root, 'bin', 'hcm-runner.js'), 'serve', '--dir', opts.dir, '--port', String(port), '--database-url', url, ...(opts.args ?? [])], {
-      cwd: root,
-      env: {
-        ...process.env,
-        HCM_RUNNER_ADMIN_TOKEN: ADMIN,
-        HCM_RUNNER_SECRET: SECRET,
-        HCM_RUNNER_PUBLIC_URL: publicUrl,
-        HCM_RUNNER_REPLICA_ID: id,
-        HCM_RUNNER_LOG_LEVEL: 'info',
-        HCM_RUNNER_LEASE_SECONDS: '3',
-        HCM_RUNNER_SHUTDOWN_GRACE_MS: '1000',
-        HCM_RUNNER_ALLOW_PRIVATE_NETWORK: '1', // core.http steps call fakes on loopback
-        ...extra,
+    const child = spawn(
+      process.execPath,
+      [join(root, 'bin', 'hcm-runner.js'), 'serve', '--dir', opts.dir, '--port', String(port), '--database-url', url, ...(opts.args ?? [])],
+      {
+        cwd: root,
+        env: {
+          ...process.env,
+          HCM_RUNNER_ADMIN_TOKEN: ADMIN,
+          HCM_RUNNER_SECRET: SECRET,
+          HCM_RUNNER_PUBLIC_URL: publicUrl,
+          HCM_RUNNER_REPLICA_ID: id,
+          HCM_RUNNER_LOG_LEVEL: 'info',
+          HCM_RUNNER_LEASE_SECONDS: '3',
+          HCM_RUNNER_SHUTDOWN_GRACE_MS: '1000',
+          HCM_RUNNER_ALLOW_PRIVATE_NETWORK: '1', // core.http steps call fakes on loopback
+          ...extra,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     let partial = '';
     child.stdout!.on('data', (d: Buffer) => {
       out += d;

@@ -32,7 +32,11 @@ async function slowUpstream(delayMs: number) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     inflight,
-    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 

@@ -26,7 +26,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await c?.stop();
-  await new Promise<void>((r) => (api.closeAllConnections(), api.close(() => r())));
+  await new Promise<void>((r) => {
+    api.closeAllConnections();
+    api.close(() => r());
+  });
 });
 
 async function executionsOf(name: string): Promise<any[]> {
@@ -52,10 +55,14 @@ describe('schedules and polls across replicas', () => {
     await new Promise((r) => setTimeout(r, 2500));
     items.push({ id: 'b' });
     const seenAt = requests;
-    const runs = await poll(async () => {
-      const all = await executionsOf('poll-items');
-      return all.some((r) => r.trigger?.item?.id === 'b') ? all : undefined;
-    }, 20_000, 300);
+    const runs = await poll(
+      async () => {
+        const all = await executionsOf('poll-items');
+        return all.some((r) => r.trigger?.item?.id === 'b') ? all : undefined;
+      },
+      20_000,
+      300,
+    );
     // Several more polls (on any replica) see b again: it must not run again.
     await poll(async () => (requests >= seenAt + 3 ? true : undefined), 20_000, 100);
     const all = await executionsOf('poll-items');

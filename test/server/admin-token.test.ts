@@ -77,9 +77,20 @@ describe('log format', () => {
 
   it('renders one readable line per entry, problems on lines of their own', () => {
     const time = new Date(2026, 0, 2, 3, 4, 5, 67).getTime();
-    expect(formatLogLine(JSON.stringify({ level: 30, time, service: 'hcm-runner', pid: 1, integration: 'a', durationMs: 75, note: 'two words', msg: 'execution succeeded' }))).toBe(
-      '03:04:05.067 INFO  execution succeeded  integration=a durationMs=75 note="two words"\n',
-    );
+    expect(
+      formatLogLine(
+        JSON.stringify({
+          level: 30,
+          time,
+          service: 'hcm-runner',
+          pid: 1,
+          integration: 'a',
+          durationMs: 75,
+          note: 'two words',
+          msg: 'execution succeeded',
+        }),
+      ),
+    ).toBe('03:04:05.067 INFO  execution succeeded  integration=a durationMs=75 note="two words"\n');
     expect(formatLogLine(JSON.stringify({ level: 50, time, file: 'x.yaml', problems: ['x.yaml:3:9: bad'], msg: 'x.yaml has problems' }))).toBe(
       '03:04:05.067 ERROR x.yaml has problems  file=x.yaml\n    x.yaml:3:9: bad\n',
     );

@@ -57,14 +57,26 @@ describe('integrations', () => {
     expect(byName.nightly.webhookUrls).toBeUndefined();
     expect(byName.disabled.enabled).toBe(false);
     expect(byName.broken.status).toBe('error');
-    expect(byName.broken.errors[0]).toEqual({ file: expect.stringMatching(/broken\.yaml$/), line: 6, column: expect.any(Number), message: expect.stringContaining('core.nope'), path: expect.any(String) });
+    expect(byName.broken.errors[0]).toEqual({
+      file: expect.stringMatching(/broken\.yaml$/),
+      line: 6,
+      column: expect.any(Number),
+      message: expect.stringContaining('core.nope'),
+      path: expect.any(String),
+    });
   });
 
-  it('serve reports an env value that is missing (no default) as the integration\'s error', async () => {
+  it("serve reports an env value that is missing (no default) as the integration's error", async () => {
     const r = await s.api('GET', '/integrations/needs-env');
     expect(r.body.status).toBe('error');
     expect(r.body.errors).toEqual([
-      { file: expect.stringMatching(/needs-env\.yaml$/), line: 4, column: expect.any(Number), message: expect.stringContaining('HCM_RUNNER_TEST_SURELY_UNSET'), path: '/config/apiKey' },
+      {
+        file: expect.stringMatching(/needs-env\.yaml$/),
+        line: 4,
+        column: expect.any(Number),
+        message: expect.stringContaining('HCM_RUNNER_TEST_SURELY_UNSET'),
+        path: '/config/apiKey',
+      },
     ]);
   });
 
@@ -106,7 +118,11 @@ describe('executions', () => {
   });
 
   it('POST /api/executions/{id}/replay → a new execution with the same trigger data', async () => {
-    const res = await fetch(s.urls('echo').live + '/r?k=v', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"again":true}' });
+    const res = await fetch(`${s.urls('echo').live}/r?k=v`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"again":true}',
+    });
     const original = await s.waitForExecution(res.headers.get('x-execution-id')!);
     const r = await s.api('POST', `/executions/${original.id}/replay`);
     expect(r.status).toBe(200);
@@ -128,7 +144,11 @@ describe('listening mode and saved payloads', () => {
     expect((await s.api('POST', '/integrations/echo/listen')).body).toMatchObject({ listening: true, testUrl: urls.test });
     expect((await s.api('GET', '/integrations/echo')).body.listening).toBe(true);
 
-    const sent = await fetch(urls.test + '/cap?z=1', { method: 'POST', headers: { 'content-type': 'application/json', 'x-from': 'crm' }, body: '{"employee":"E-1"}' });
+    const sent = await fetch(`${urls.test}/cap?z=1`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-from': 'crm' },
+      body: '{"employee":"E-1"}',
+    });
     expect(sent.status).toBe(200);
     // Live URL requests are not captured.
     await fetch(urls.live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"live":1}' });
@@ -185,7 +205,10 @@ describe('reload', () => {
     try {
       const token = r.urls('echo').live;
       writeFileSync(join(dir.path, 'echo.yaml'), 'name: echo\ntrigger:\n  type: webhook\nsteps:\n  - id: x\n    action: core.nope\n');
-      writeFileSync(join(dir.path, 'more.yaml'), 'name: more\ntrigger:\n  type: webhook\nsteps:\n  - id: x\n    action: core.transform\n    inputs: { value: 1 }\n');
+      writeFileSync(
+        join(dir.path, 'more.yaml'),
+        'name: more\ntrigger:\n  type: webhook\nsteps:\n  - id: x\n    action: core.transform\n    inputs: { value: 1 }\n',
+      );
       const reloaded = await r.api('POST', '/reload');
       expect(reloaded.status).toBe(200);
       const byName = Object.fromEntries(reloaded.body.map((v: { name: string }) => [v.name, v]));

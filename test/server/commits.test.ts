@@ -24,13 +24,21 @@ async function setup(): Promise<void> {
   cleanups.push(() => g.close());
   const dir = tempDir('hcm-commits-');
   cleanups.push(dir.remove);
-  write(dir.path, 'held.yaml', `name: held\ntrigger:\n  type: webhook\n  response: { mode: sync, timeoutMs: 20000 }\nsteps:\n  - id: wait\n    action: core.http\n    inputs: { url: "${g.url}", method: GET }\n`);
+  write(
+    dir.path,
+    'held.yaml',
+    `name: held\ntrigger:\n  type: webhook\n  response: { mode: sync, timeoutMs: 20000 }\nsteps:\n  - id: wait\n    action: core.http\n    inputs: { url: "${g.url}", method: GET }\n`,
+  );
   write(
     dir.path,
     'early.yaml',
     `name: early\ntrigger:\n  type: webhook\n  response: { mode: sync, timeoutMs: 20000 }\nsteps:\n  - id: reply\n    action: core.respond\n    inputs: { statusCode: 202, body: "{% {'early': true} %}" }\n  - id: wait\n    action: core.http\n    inputs: { url: "${g.url}", method: GET }\n`,
   );
-  write(dir.path, 'late.yaml', `name: late\ntrigger:\n  type: webhook\n  response: { mode: sync, timeoutMs: 100 }\nsteps:\n  - id: wait\n    action: core.http\n    inputs: { url: "${g.url}", method: GET }\n`);
+  write(
+    dir.path,
+    'late.yaml',
+    `name: late\ntrigger:\n  type: webhook\n  response: { mode: sync, timeoutMs: 100 }\nsteps:\n  - id: wait\n    action: core.http\n    inputs: { url: "${g.url}", method: GET }\n`,
+  );
   write(
     dir.path,
     'steps.yaml',

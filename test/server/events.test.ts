@@ -26,7 +26,10 @@ interface SseEvent {
 /** Opens an SSE stream and reads events one by one; `next()` resolves with the next event. */
 async function openStream(path: string): Promise<{ next(): Promise<SseEvent>; close(): void }> {
   const controller = new AbortController();
-  const res = await fetch(`${s.url}${path}`, { headers: { authorization: `Bearer ${ADMIN}`, accept: 'text/event-stream' }, signal: controller.signal });
+  const res = await fetch(`${s.url}${path}`, {
+    headers: { authorization: `Bearer ${ADMIN}`, accept: 'text/event-stream' },
+    signal: controller.signal,
+  });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toContain('text/event-stream');
   const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
@@ -40,7 +43,11 @@ async function openStream(path: string): Promise<{ next(): Promise<SseEvent>; cl
           buffer = buffer.slice(end + 2);
           if (block.startsWith(':')) continue; // heartbeat
           const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
-          const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n');
+          const data = block
+            .split('\n')
+            .filter((l) => l.startsWith('data: '))
+            .map((l) => l.slice(6))
+            .join('\n');
           return { event, data: JSON.parse(data) };
         }
         const { value, done } = await reader.read();
@@ -52,7 +59,8 @@ async function openStream(path: string): Promise<{ next(): Promise<SseEvent>; cl
   };
 }
 
-const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (url: string, body: unknown) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 describe('GET /api/events', () => {
   it('needs the admin token', async () => {
@@ -113,7 +121,9 @@ describe('a reader that does not read', () => {
     const url = new URL(s.url);
     const socket = connect(Number(url.port), url.hostname);
     await new Promise<void>((r) => socket.once('connect', () => r()));
-    socket.write(`GET /api/integrations/worker-lookup/captures/stream HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${ADMIN}\r\naccept: text/event-stream\r\n\r\n`);
+    socket.write(
+      `GET /api/integrations/worker-lookup/captures/stream HTTP/1.1\r\nhost: ${url.host}\r\nauthorization: Bearer ${ADMIN}\r\naccept: text/event-stream\r\n\r\n`,
+    );
     socket.pause();
     await new Promise((r) => setTimeout(r, 200));
     // 24 captures of ~2 MB each: ~48 MB of events, far past the socket buffers and the limit.

@@ -6,7 +6,7 @@
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN, fixtures, killServeChildren, poll, root, type SlowUpstream, slowUpstream, spawnServe, tempDir } from './helpers.js';
+import { ADMIN, fixtures, killServeChildren, poll, type SlowUpstream, slowUpstream, spawnServe, tempDir } from './helpers.js';
 import { freePort } from '../helpers/net.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -15,8 +15,6 @@ afterAll(async () => {
   for (const f of cleanups) await f();
 });
 
-
-
 async function api(base: string, method: string, path: string): Promise<any> {
   const res = await fetch(`${base}/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
   if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status}`);
@@ -24,10 +22,14 @@ async function api(base: string, method: string, path: string): Promise<any> {
 }
 
 async function healthy(base: string, output: () => string): Promise<void> {
-  await poll(async () => {
-    const res = await fetch(`${base}/healthz`).catch(() => undefined);
-    return res?.status === 200 ? true : undefined;
-  }, 30_000, 100).catch((err) => {
+  await poll(
+    async () => {
+      const res = await fetch(`${base}/healthz`).catch(() => undefined);
+      return res?.status === 200 ? true : undefined;
+    },
+    30_000,
+    100,
+  ).catch((err) => {
     throw new Error(`${(err as Error).message}\n--- server output ---\n${output()}`);
   });
 }
@@ -53,7 +55,11 @@ describe('recovery after a crash', () => {
     const N = 6;
     const ids: string[] = [];
     for (let i = 0; i < N; i++) {
-      const res = await fetch(view.webhookUrls.live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ i }) });
+      const res = await fetch(view.webhookUrls.live, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ i }),
+      });
       expect(res.status).toBe(200);
       ids.push(((await res.json()) as { executionId: string }).executionId);
     }
@@ -69,10 +75,14 @@ describe('recovery after a crash', () => {
 
     const second = spawnServe(args, env);
     await healthy(base, second.output);
-    const records = await poll(async () => {
-      const all = await Promise.all(ids.map((id) => api(base, 'GET', `/executions/${id}`)));
-      return all.every((r) => r.status === 'succeeded') ? all : undefined;
-    }, 60_000, 200);
+    const records = await poll(
+      async () => {
+        const all = await Promise.all(ids.map((id) => api(base, 'GET', `/executions/${id}`)));
+        return all.every((r) => r.status === 'succeeded') ? all : undefined;
+      },
+      60_000,
+      200,
+    );
     expect(records.map((r) => r.id)).toEqual(ids);
     for (const r of records) {
       expect(r.status).toBe('succeeded');

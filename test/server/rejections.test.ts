@@ -29,13 +29,17 @@ async function expectJsonError(res: Response, status: number): Promise<string> {
   return body.error;
 }
 
-const sign = (body: string, secret = SIGNING_SECRET) => 'sha256=' + createHmac('sha256', secret).update(body).digest('hex');
+const sign = (body: string, secret = SIGNING_SECRET) => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 describe('HMAC', () => {
   const body = JSON.stringify({ event: 'contact.changed', id: 7 });
 
   it('a correct signature over the raw bytes is accepted', async () => {
-    const res = await fetch(s.urls('hmac').live, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': sign(body) }, body });
+    const res = await fetch(s.urls('hmac').live, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-signature': sign(body) },
+      body,
+    });
     expect(res.status).toBe(200);
     const record = await s.waitForExecution(((await res.json()) as { executionId: string }).executionId);
     expect(record.result).toEqual({ event: 'contact.changed', id: 7 });
@@ -46,7 +50,7 @@ describe('HMAC', () => {
     const attempts: Array<Record<string, string>> = [
       {},
       { 'x-signature': sign(body, 'another-secret') },
-      { 'x-signature': sign(body + ' ') },
+      { 'x-signature': sign(`${body} `) },
       { 'x-signature': sign(body).slice('sha256='.length) },
       { 'x-signature': 'sha256=zz' },
     ];
@@ -61,7 +65,11 @@ describe('HMAC', () => {
     const empty = await startTestServer({ env: { TEST_SIGNING_SECRET: '' } });
     try {
       const body = '{"a":1}';
-      const res = await fetch(empty.urls('hmac').live, { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature': sign(body, '') }, body });
+      const res = await fetch(empty.urls('hmac').live, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-signature': sign(body, '') },
+        body,
+      });
       expect(await expectJsonError(res, 500)).toMatch(/signing secret is not configured/);
       expect((await empty.api('GET', '/executions?integration=hmac')).body).toEqual([]);
     } finally {
@@ -118,16 +126,23 @@ describe('bad input', () => {
     // Chunked (no Content-Length): the size is checked while streaming.
     const stream = new ReadableStream({
       start(controller) {
-        controller.enqueue(new TextEncoder().encode('{"pad":"' + 'y'.repeat(80)));
-        controller.enqueue(new TextEncoder().encode('y'.repeat(80) + '"}'));
+        controller.enqueue(new TextEncoder().encode(`{"pad":"${'y'.repeat(80)}`));
+        controller.enqueue(new TextEncoder().encode(`${'y'.repeat(80)}"}`));
         controller.close();
       },
     });
-    const res = await fetch(s.urls('strict').live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: stream, duplex: 'half' } as RequestInit);
+    const res = await fetch(s.urls('strict').live, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     await expectJsonError(res, 413);
     expect(await count('strict')).toBe(before);
     // Within the limit it is accepted.
-    expect((await fetch(s.urls('strict').live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"ok":1}' })).status).toBe(200);
+    expect((await fetch(s.urls('strict').live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"ok":1}' })).status).toBe(
+      200,
+    );
   });
 });
 

@@ -49,7 +49,7 @@ describe('async custom', () => {
   });
 
   it('per-field expressions over $trigger', async () => {
-    const res = await post(s.urls('custom-fields').live + '/p/q', { code: 203, name: 'Ada' });
+    const res = await post(`${s.urls('custom-fields').live}/p/q`, { code: 203, name: 'Ada' });
     expect(res.status).toBe(203);
     expect(res.headers.get('x-name')).toBe('Ada');
     expect(res.headers.get('content-type')).toContain('application/json');

@@ -30,7 +30,7 @@ function multipart(boundary: string, parts: Array<{ name: string; filename?: str
   for (const p of parts) {
     let head = `--${boundary}\r\nContent-Disposition: form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"` : ''}\r\n`;
     if (p.type) head += `Content-Type: ${p.type}\r\n`;
-    chunks.push(Buffer.from(head + '\r\n'), Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data), Buffer.from('\r\n'));
+    chunks.push(Buffer.from(`${head}\r\n`), Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data), Buffer.from('\r\n'));
   }
   chunks.push(Buffer.from(`--${boundary}--\r\n`));
   return Buffer.concat(chunks);
@@ -99,7 +99,10 @@ describe('webhook $trigger mapping', () => {
   });
 
   it('headers are lower-cased; Authorization is redacted', async () => {
-    const t = await echo({ headers: { 'X-Custom-Header': 'Value-1', 'content-type': 'application/json', Authorization: 'Bearer s3cr3t' }, body: '{}' });
+    const t = await echo({
+      headers: { 'X-Custom-Header': 'Value-1', 'content-type': 'application/json', Authorization: 'Bearer s3cr3t' },
+      body: '{}',
+    });
     expect(t.headers['x-custom-header']).toBe('Value-1');
     expect(t.headers['X-Custom-Header']).toBeUndefined();
     expect(t.headers.authorization).toBe('[redacted]');
@@ -137,7 +140,7 @@ describe('webhook $trigger mapping', () => {
 
   it('the test URL runs the same integration as a test execution', async () => {
     const urls = s.urls('echo');
-    const res = await fetch(urls.test + '/t', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"x":1}' });
+    const res = await fetch(`${urls.test}/t`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"x":1}' });
     const record = await s.waitForExecution(((await res.json()) as { executionId: string }).executionId);
     expect(record.test).toBe(true);
     expect(record.result.pathFragment).toBe('t');

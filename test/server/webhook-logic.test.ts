@@ -30,7 +30,7 @@ describe('multipart', () => {
   it('keeps text part content types, filename*, and repeated names', () => {
     const raw = Buffer.from(
       '--b\r\nContent-Disposition: form-data; name="a"\r\nContent-Type: application/json\r\n\r\n{"x":1}\r\n' +
-        "--b\r\nContent-Disposition: form-data; name=\"f\"; filename*=UTF-8''r%C3%A9sum%C3%A9.txt\r\nContent-Type: text/plain\r\n\r\nhi\r\n" +
+        '--b\r\nContent-Disposition: form-data; name="f"; filename*=UTF-8\'\'r%C3%A9sum%C3%A9.txt\r\nContent-Type: text/plain\r\n\r\nhi\r\n' +
         '--b\r\nContent-Disposition: form-data; name="t"\r\n\r\none\r\n' +
         '--b\r\nContent-Disposition: form-data; name="t"\r\n\r\ntwo\r\n--b--\r\n',
     );
@@ -50,7 +50,11 @@ describe('multipart', () => {
 
 describe('renderResponse', () => {
   it('strings as text, objects as JSON, binary values as bytes', () => {
-    expect(renderResponse({ statusCode: 202, body: 'ok' })).toEqual({ status: 202, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'ok' });
+    expect(renderResponse({ statusCode: 202, body: 'ok' })).toEqual({
+      status: 202,
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+      body: 'ok',
+    });
     expect(renderResponse({ statusCode: 200, body: { a: 1 } }, { 'x-execution-id': 'e' })).toEqual({
       status: 200,
       headers: { 'content-type': 'application/json', 'x-execution-id': 'e' },

@@ -21,7 +21,9 @@ async function reachable(): Promise<void> {
     await client.connect();
     await client.query('SELECT 1');
   } catch (err) {
-    throw new Error(`PostgreSQL is not reachable at ${url} (${(err as Error).message}): run scripts/ensure-postgres.sh, or set HCM_TEST_DATABASE_URL`);
+    throw new Error(
+      `PostgreSQL is not reachable at ${url} (${(err as Error).message}): run scripts/ensure-postgres.sh, or set HCM_TEST_DATABASE_URL`,
+    );
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -48,8 +50,7 @@ describeStoreContract('postgres', {
     return PostgresStore.open({ databaseUrl: url, schema, tokenKey });
   },
   crossInstanceLock: true,
-  rawTokens: (store) =>
-    (store as PostgresStore).pool.query(`SELECT key, blob FROM ${schema}.tokens`).then((r) => JSON.stringify(r.rows)),
+  rawTokens: (store) => (store as PostgresStore).pool.query(`SELECT key, blob FROM ${schema}.tokens`).then((r) => JSON.stringify(r.rows)),
 });
 
 describe('PostgresStore specifics', () => {
@@ -88,7 +89,12 @@ describe('PostgresStore specifics', () => {
     it(`saves ${together === 1 ? 'one at a time' : `${together} at once (one statement)`}: trigger and queued_at kept, lease while running`, async () => {
       const store = await PostgresStore.open({ databaseUrl: url, schema: `${schema}_saves`, tokenKey });
       const row = async (id: string) =>
-        (await store.pool.query(`SELECT status, trigger, queued_at, claimed_by, lease_until > now() AS leased, error, duration_ms FROM ${schema}_saves.executions WHERE id = $1`, [id])).rows[0];
+        (
+          await store.pool.query(
+            `SELECT status, trigger, queued_at, claimed_by, lease_until > now() AS leased, error, duration_ms FROM ${schema}_saves.executions WHERE id = $1`,
+            [id],
+          )
+        ).rows[0];
       const saveAll = async (recs: ExecutionRecord[], opts?: { stored: true }) => {
         const before = store.stats.commits;
         await Promise.all(recs.map((r) => store.saveExecution(r, opts)));
@@ -97,26 +103,67 @@ describe('PostgresStore specifics', () => {
       try {
         const queuedAt = '2024-01-01T00:00:00.000Z';
         const recs: ExecutionRecord[] = Array.from({ length: together }, (_, i) => ({
-          id: `save-${together}-${i}-${randomBytes(4).toString('hex')}`, integration: 'saves', status: 'succeeded', test: false, attempt: 1,
-          trigger: { body: { i } }, steps: [], log: [], queuedAt, startedAt: '2024-01-01T00:00:01.000Z', finishedAt: '2024-01-01T00:00:02.000Z', durationMs: 1000,
+          id: `save-${together}-${i}-${randomBytes(4).toString('hex')}`,
+          integration: 'saves',
+          status: 'succeeded',
+          test: false,
+          attempt: 1,
+          trigger: { body: { i } },
+          steps: [],
+          log: [],
+          queuedAt,
+          startedAt: '2024-01-01T00:00:01.000Z',
+          finishedAt: '2024-01-01T00:00:02.000Z',
+          durationMs: 1000,
         }));
         // New rows, finished (a synchronous run's only write): inserted with their trigger.
         expect(await saveAll(recs)).toBe(1);
         for (const [i, r] of recs.entries()) {
-          expect(await row(r.id)).toEqual({ status: 'succeeded', trigger: { body: { i } }, queued_at: new Date(queuedAt), claimed_by: null, leased: null, error: null, duration_ms: '1000' });
+          expect(await row(r.id)).toEqual({
+            status: 'succeeded',
+            trigger: { body: { i } },
+            queued_at: new Date(queuedAt),
+            claimed_by: null,
+            leased: null,
+            error: null,
+            duration_ms: '1000',
+          });
         }
         // Saved as running over the stored rows: the lease is taken; the trigger is never rewritten.
-        expect(await saveAll(recs.map((r) => ({ ...r, status: 'running', trigger: { other: true }, finishedAt: undefined, durationMs: undefined })), { stored: true })).toBe(1);
-        for (const [i, r] of recs.entries()) expect(await row(r.id)).toMatchObject({ status: 'running', trigger: { body: { i } }, claimed_by: expect.any(String), leased: true, duration_ms: null });
+        expect(
+          await saveAll(
+            recs.map((r) => ({ ...r, status: 'running', trigger: { other: true }, finishedAt: undefined, durationMs: undefined })),
+            { stored: true },
+          ),
+        ).toBe(1);
+        for (const [i, r] of recs.entries())
+          expect(await row(r.id)).toMatchObject({
+            status: 'running',
+            trigger: { body: { i } },
+            claimed_by: expect.any(String),
+            leased: true,
+            duration_ms: null,
+          });
         // An upsert of existing rows without queuedAt keeps theirs; finished: no lease.
-        expect(await saveAll(recs.map((r) => ({ ...r, status: 'failed', trigger: { other: true }, queuedAt: undefined, error: { message: 'boom' } })))).toBe(1);
+        expect(
+          await saveAll(recs.map((r) => ({ ...r, status: 'failed', trigger: { other: true }, queuedAt: undefined, error: { message: 'boom' } }))),
+        ).toBe(1);
         for (const [i, r] of recs.entries()) {
-          expect(await row(r.id)).toEqual({ status: 'failed', trigger: { body: { i } }, queued_at: new Date(queuedAt), claimed_by: null, leased: null, error: 'boom', duration_ms: '1000' });
+          expect(await row(r.id)).toEqual({
+            status: 'failed',
+            trigger: { body: { i } },
+            queued_at: new Date(queuedAt),
+            claimed_by: null,
+            leased: null,
+            error: 'boom',
+            duration_ms: '1000',
+          });
         }
         // `stored` but the row is missing: inserted after all.
         const missing = recs.map((r) => ({ ...r, id: `${r.id}-missing` }));
         await saveAll(missing, { stored: true });
-        for (const [i, r] of missing.entries()) expect(await row(r.id)).toMatchObject({ status: 'succeeded', trigger: { body: { i } }, queued_at: new Date(queuedAt) });
+        for (const [i, r] of missing.entries())
+          expect(await row(r.id)).toMatchObject({ status: 'succeeded', trigger: { body: { i } }, queued_at: new Date(queuedAt) });
       } finally {
         await store.close();
       }
@@ -137,7 +184,18 @@ describe('PostgresStore specifics', () => {
       const lone = 'cut \ud83d';
       await Promise.all(
         [ids[0]!, ids[2]!].map((i) =>
-          store.saveExecution({ id: i, integration: 'odd', status: 'failed', test: false, attempt: 1, trigger: null, steps: [], log: [], error: { message: lone }, finishedAt: new Date().toISOString() }),
+          store.saveExecution({
+            id: i,
+            integration: 'odd',
+            status: 'failed',
+            test: false,
+            attempt: 1,
+            trigger: null,
+            steps: [],
+            log: [],
+            error: { message: lone },
+            finishedAt: new Date().toISOString(),
+          }),
         ),
       );
       for (const i of [ids[0]!, ids[2]!]) {

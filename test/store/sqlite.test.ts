@@ -39,7 +39,9 @@ describe('SqliteStore specifics', () => {
     db.pragma('journal_mode = WAL');
     db.exec(MIGRATIONS[0]!);
     db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (1)');
-    db.prepare(`INSERT INTO executions (id, integration, status, trigger, record, queued_at, finished_at) VALUES ('old', 'i', 'succeeded', '{}', '{"steps":[],"log":[]}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z')`).run();
+    db.prepare(
+      `INSERT INTO executions (id, integration, status, trigger, record, queued_at, finished_at) VALUES ('old', 'i', 'succeeded', '{}', '{"steps":[],"log":[]}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:01.000Z')`,
+    ).run();
     db.close();
     const store = await SqliteStore.open(old, { tokenKey });
     try {

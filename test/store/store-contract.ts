@@ -59,7 +59,16 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
       const e = exec(integ, { test: true });
       await store.enqueue([e]);
       const queued = await store.getExecution(e.id);
-      expect(queued).toMatchObject({ id: e.id, integration: integ, status: 'queued', test: true, attempt: 1, trigger: e.trigger, steps: [], log: [] });
+      expect(queued).toMatchObject({
+        id: e.id,
+        integration: integ,
+        status: 'queued',
+        test: true,
+        attempt: 1,
+        trigger: e.trigger,
+        steps: [],
+        log: [],
+      });
       expect(queued!.queuedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
 
       const running = await store.markRunning(e.id, 1);
@@ -184,7 +193,11 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
       expect(page.map((s) => s.queuedAt)).toEqual([...page.map((s) => s.queuedAt!)].sort().reverse());
       expect(page.every((s) => s.integration === integ)).toBe(true);
 
-      expect((await store.listExecutions({ integration: integ, limit: 3 })).map((s) => s.id)).toEqual([`${integ}-zz`, `${integ}-059`, `${integ}-058`]);
+      expect((await store.listExecutions({ integration: integ, limit: 3 })).map((s) => s.id)).toEqual([
+        `${integ}-zz`,
+        `${integ}-059`,
+        `${integ}-058`,
+      ]);
       expect(await store.listExecutions({ integration: integ, limit: 1000 })).toHaveLength(61);
       expect(await store.listExecutions({ integration: integ, limit: 0 })).toHaveLength(1);
       const older = await store.listExecutions({ integration: integ, before: at(10_000), limit: 500 });

@@ -20,13 +20,21 @@ afterAll(async () => {
   for (const s of stores) await s.close();
 });
 
-async function replica(free: number, maxInterruptions = 3, only?: string): Promise<{ store: PostgresStore; queue: ExecutionQueue; taken: QueuedJob[] }> {
+async function replica(
+  free: number,
+  maxInterruptions = 3,
+  only?: string,
+): Promise<{ store: PostgresStore; queue: ExecutionQueue; taken: QueuedJob[] }> {
   const store = await PostgresStore.open({ databaseUrl: url, schema, tokenKey: randomBytes(32) });
   stores.push(store);
   const queue = store.openQueue({ leaseSec: 1, pollMs: 50 });
   queues.push(queue);
   const taken: QueuedJob[] = [];
-  queue.bind({ free: () => free - taken.length, freeFor: (integration) => (only === undefined || integration === only ? free - taken.length : 0), maxInterruptions: () => maxInterruptions });
+  queue.bind({
+    free: () => free - taken.length,
+    freeFor: (integration) => (only === undefined || integration === only ? free - taken.length : 0),
+    maxInterruptions: () => maxInterruptions,
+  });
   queue.onAvailable(() => {
     for (let job = queue.take(() => true); job; job = queue.take(() => true)) taken.push(job);
   });
@@ -45,7 +53,9 @@ describe('the executions table as the queue', () => {
     expect(new Set(all).size).toBe(ids.length);
     expect(all.sort()).toEqual([...ids].sort());
     // The claim marked them running under a lease: that is their markRunning.
-    const [row] = (await a.store.pool.query(`SELECT status, claimed_by, lease_until > now() AS leased FROM ${schema}.executions WHERE id = $1`, [ids[0]])).rows;
+    const [row] = (
+      await a.store.pool.query(`SELECT status, claimed_by, lease_until > now() AS leased FROM ${schema}.executions WHERE id = $1`, [ids[0]])
+    ).rows;
     expect(row).toMatchObject({ status: 'running', leased: true });
     for (const j of [...a.taken, ...b.taken]) expect(j.record?.trigger).toEqual({ id: j.id });
     await a.queue.stop();
@@ -62,7 +72,9 @@ describe('the executions table as the queue', () => {
     await queue.recover();
     const id = randomUUID();
     await store.enqueue([{ id, integration: 'waiting', trigger: {}, test: false }]);
-    const leased = async () => (await store.pool.query(`SELECT lease_until > now() AS leased FROM ${schema}.executions WHERE id = $1 AND status = 'running'`, [id])).rows[0]?.leased;
+    const leased = async () =>
+      (await store.pool.query(`SELECT lease_until > now() AS leased FROM ${schema}.executions WHERE id = $1 AND status = 'running'`, [id])).rows[0]
+        ?.leased;
     await poll(async () => ((await leased()) ? true : undefined), 10_000);
     // Two and a half lease lengths later the claim still holds it: no other replica may take it over.
     await new Promise((r) => setTimeout(r, 2500));
@@ -111,7 +123,7 @@ describe('the executions table as the queue', () => {
     const query = store.pool.query.bind(store.pool) as (...a: unknown[]) => Promise<unknown>;
     let held = false;
     (store.pool as unknown as { query: (...a: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
-      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text ?? '';
+      const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string }).text ?? '');
       if (!held && text.includes('SKIP LOCKED')) {
         held = true;
         const result = await query(...args);

@@ -39,8 +39,15 @@ describe('hcm-runner test: passing files', () => {
     const report = JSON.parse(r.stdout);
     const c = report.files[0].cases.find((x: { name: string }) => x.name.startsWith('two workers'));
     expect(c).toMatchObject({ passed: true, status: 'succeeded', waits: [{ step: 'workers', ms: 600000 }] });
-    expect(c.steps.find((s: { id: string }) => s.id === 'workers')).toMatchObject({ attempts: 3, results: [{ descriptor: 'Ada' }, { descriptor: 'Bob' }] });
-    expect(c.response).toMatchObject({ statusCode: 200, headers: { 'x-count': '2' }, body: { names: ['Ada', 'Bob'], tenant: 'acme', path: 'eu/west' } });
+    expect(c.steps.find((s: { id: string }) => s.id === 'workers')).toMatchObject({
+      attempts: 3,
+      results: [{ descriptor: 'Ada' }, { descriptor: 'Bob' }],
+    });
+    expect(c.response).toMatchObject({
+      statusCode: 200,
+      headers: { 'x-count': '2' },
+      body: { names: ['Ada', 'Bob'], tenant: 'acme', path: 'eu/west' },
+    });
   });
 
   it('runs an error mock as the connector error: onError continue, $errors, status and code', () => {
@@ -49,7 +56,11 @@ describe('hcm-runner test: passing files', () => {
     expect(c.passed).toBe(true);
     expect(c.steps.find((s: { id: string }) => s.id === 'notify')).toMatchObject({
       status: 'failed',
-      error: { status: 500, code: 'server_error', message: 'integration orders, step notify (hcm.sendMessage): hcm.sendMessage: HCM answered 500 Internal Server Error: messaging down' },
+      error: {
+        status: 500,
+        code: 'server_error',
+        message: 'integration orders, step notify (hcm.sendMessage): hcm.sendMessage: HCM answered 500 Internal Server Error: messaging down',
+      },
     });
     expect(c.response.body).toMatchObject({ greeting: 'Hi', notified: false });
   });
@@ -84,7 +95,9 @@ describe('hcm-runner test: failing cases', () => {
     expect(byName['wrong step results'].failures).toEqual([
       expect.objectContaining({ path: 'steps.notify.results.id', expected: 'M2', actual: 'M1', file, line: 27, column: 53 }),
     ]);
-    expect(byName['false assert'].failures).toEqual([expect.objectContaining({ path: 'assert', expected: true, actual: false, file, line: 36, column: 11 })]);
+    expect(byName['false assert'].failures).toEqual([
+      expect.objectContaining({ path: 'assert', expected: true, actual: false, file, line: 36, column: 11 }),
+    ]);
   });
 
   it('fails a calling step without a mock by naming the step and its action', () => {
@@ -94,7 +107,11 @@ describe('hcm-runner test: failing cases', () => {
       line: 38,
       column: 5,
     });
-    expect(byName['calls run out'].failures[0]).toMatchObject({ message: expect.stringContaining('was called 2 times but mocks.workers.calls lists 1 answer(s)'), line: 49, column: 9 });
+    expect(byName['calls run out'].failures[0]).toMatchObject({
+      message: expect.stringContaining('was called 2 times but mocks.workers.calls lists 1 answer(s)'),
+      line: 49,
+      column: 9,
+    });
   });
 
   it('text: FAIL lines with file:line:col, expected and actual, then exactly "0 passed, 6 failed"', () => {
@@ -112,7 +129,9 @@ describe('hcm-runner test: failing cases', () => {
     const annotations = r.stdout.split('\n').filter((l) => l.startsWith('::error'));
     expect(annotations.length).toBeGreaterThanOrEqual(6);
     for (const a of annotations) expect(a).toMatch(/^::error file=failing\/orders\.test\.yaml,line=\d+,col=\d+::\S/);
-    expect(annotations).toContain('::error file=failing/orders.test.yaml,line=27,col=53::wrong step results: steps.notify.results.id: expected "M2", got "M1"');
+    expect(annotations).toContain(
+      '::error file=failing/orders.test.yaml,line=27,col=53::wrong step results: steps.notify.results.id: expected "M2", got "M1"',
+    );
   });
 
   it('junit: well-formed XML with a <failure> per failed case carrying file:line:col', () => {
@@ -160,7 +179,12 @@ describe('hcm-runner test: invalid test files and usage', () => {
     expect(r.code).toBe(1);
     const problems = JSON.parse(r.stdout) as Array<{ file: string; line: number; column: number; message: string }>;
     expect(problems.map((p) => `${p.file}:${p.line}:${p.column}`)).toEqual(
-      expect.arrayContaining(['invalid/bad.test.yaml:5:7', 'invalid/bad.test.yaml:8:9', 'invalid/bad.test.yaml:13:7', 'invalid/unknown.test.yaml:1:14']),
+      expect.arrayContaining([
+        'invalid/bad.test.yaml:5:7',
+        'invalid/bad.test.yaml:8:9',
+        'invalid/bad.test.yaml:13:7',
+        'invalid/unknown.test.yaml:1:14',
+      ]),
     );
     const good = cli(['validate', 'good'], { cwd: work });
     expect(good.code).toBe(0);
@@ -235,7 +259,10 @@ describe('hcm-runner test --record', () => {
     await finished(id);
 
     // The token comes from the data dir (no HCM_RUNNER_ADMIN_TOKEN); the file is created beside the integration.
-    const rec = await cliAsync(['test', '--record', id, '--dir', 'record', '--server', server.url, '--data', dataDir], { cwd: work, env: { HCM_RUNNER_ADMIN_TOKEN: '' } });
+    const rec = await cliAsync(['test', '--record', id, '--dir', 'record', '--server', server.url, '--data', dataDir], {
+      cwd: work,
+      env: { HCM_RUNNER_ADMIN_TOKEN: '' },
+    });
     expect(rec.stderr).toContain(`recorded "recorded from execution ${id}" in record/orders.test.yaml`);
     expect(rec.code).toBe(0);
     const written = readFileSync(join(recordDir, 'orders.test.yaml'), 'utf8');
@@ -258,19 +285,29 @@ describe('hcm-runner test --record', () => {
     expect(c.steps.find((s: { id: string }) => s.id === 'workers').results).toHaveLength(2);
 
     // A second recording of the same execution is refused; another one is appended.
-    const again = await cliAsync(['test', '--record', id, '--dir', 'record', '--server', server.url, '--data', dataDir], { cwd: work, env: { HCM_RUNNER_ADMIN_TOKEN: '' } });
+    const again = await cliAsync(['test', '--record', id, '--dir', 'record', '--server', server.url, '--data', dataDir], {
+      cwd: work,
+      env: { HCM_RUNNER_ADMIN_TOKEN: '' },
+    });
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('already has a case');
   });
 
   it('records a failed execution: the error the service answered becomes the mock', async () => {
     const urls = server.runtime.webhookUrls('orders')!;
-    const res = await fetch(urls.test, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ workerIds: ['no-such-worker'] }) });
+    const res = await fetch(urls.test, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workerIds: ['no-such-worker'] }),
+    });
     expect(res.status).toBe(500);
     const id = res.headers.get('x-execution-id')!;
     await finished(id);
     const out = join(work, 'record-failed.test.yaml');
-    const rec = await cliAsync(['test', '--record', id, '--dir', 'record', '--server', server.url, '--data', dataDir, '--out', 'record-failed.test.yaml'], { cwd: work });
+    const rec = await cliAsync(
+      ['test', '--record', id, '--dir', 'record', '--server', server.url, '--data', dataDir, '--out', 'record-failed.test.yaml'],
+      { cwd: work },
+    );
     expect(rec.code).toBe(0);
     expect(existsSync(out)).toBe(true);
     const text = readFileSync(out, 'utf8');

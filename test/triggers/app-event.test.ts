@@ -113,7 +113,9 @@ describe('appEvent trigger', () => {
     await server.runtime.triggers.idle();
     const view = await admin(server, 'GET', '/integrations/contacts');
     expect(view.body.subscription).toMatchObject({ status: 'subscribed', mode: 'live', url: live });
-    expect(await server.runtime.store.getState('contacts', 'subscribe')).toMatchObject({ results: { create: { status: 201, body: { id: 'hook-1' } } } });
+    expect(await server.runtime.store.getState('contacts', 'subscribe')).toMatchObject({
+      results: { create: { status: 201, body: { id: 'hook-1' } } },
+    });
 
     // An event at the live URL runs the steps with $state.subscribe.
     const res = await fetch(live, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contact: 'c-42' }) });
@@ -160,7 +162,14 @@ describe('appEvent trigger', () => {
 
     // Removal: unsubscribe; the live URL answers 404.
     rmSync(join(env.dir, 'contacts.yaml'));
-    expect(await waitCalls(env.api, 6)).toEqual(['POST /hooks', 'DELETE /hooks/hook-1', 'POST /hooks', 'DELETE /hooks/hook-2', 'POST /hooks', 'DELETE /hooks/hook-3']);
+    expect(await waitCalls(env.api, 6)).toEqual([
+      'POST /hooks',
+      'DELETE /hooks/hook-1',
+      'POST /hooks',
+      'DELETE /hooks/hook-2',
+      'POST /hooks',
+      'DELETE /hooks/hook-3',
+    ]);
     expect(env.api.hooks.size).toBe(0);
     expect((await fetch(live, { method: 'POST', body: '{}' })).status).toBe(404);
   });

@@ -39,7 +39,16 @@ export async function startRuntime(dir: string, dataDir: string, start: string |
   const store = opts.store ?? (await openStore({ dataDir, secret: 'trigger-tests' }));
   const clock = (opts.clock as ManualClock | undefined) ?? new ManualClock(start);
   // allowPrivateNetwork: the third-party fakes of these tests listen on loopback.
-  const runtime = new Runtime({ dir, store, publicUrl: 'http://runner.test', watch: false, retentionDays: 0, allowPrivateNetwork: true, ...opts, clock });
+  const runtime = new Runtime({
+    dir,
+    store,
+    publicUrl: 'http://runner.test',
+    watch: false,
+    retentionDays: 0,
+    allowPrivateNetwork: true,
+    ...opts,
+    clock,
+  });
   await runtime.start();
   const settle = async () => {
     await runtime.triggers.idle();

@@ -212,14 +212,18 @@ steps:
     expect(new Set(seen.map((s) => s.version))).not.toContain(undefined);
 
     // `held` changes while its execution runs: the execution finishes on version 1.
-    write(dir, 'held.yaml', `
+    write(
+      dir,
+      'held.yaml',
+      `
 name: held
 trigger: { type: webhook, response: { mode: sync } }
 steps:
   - id: other
     action: core.transform
     inputs: { value: { version: 2 } }
-`);
+`,
+    );
     await poll(async () => (server.runtime.registry.get('held')?.steps[0]?.id === 'other' ? true : undefined));
     expect((await call(heldUrl)).body).toEqual({ version: 2 });
     g.release(true);
@@ -228,7 +232,11 @@ steps:
 
   it('schedules follow reloads: POST /api/reload re-syncs them; a removed schedule stops', async () => {
     const { server, dir } = await start();
-    write(dir, 'tick.yaml', 'name: tick\ntrigger: { type: schedule, every: 1h }\nsteps:\n  - { id: t, action: core.transform, inputs: { value: 1 } }\n');
+    write(
+      dir,
+      'tick.yaml',
+      'name: tick\ntrigger: { type: schedule, every: 1h }\nsteps:\n  - { id: t, action: core.transform, inputs: { value: 1 } }\n',
+    );
     const reloaded = await api(server, 'POST', '/reload');
     expect(reloaded.status).toBe(200);
     expect(reloaded.body.map((i: any) => i.name)).toContain('tick');
@@ -241,7 +249,10 @@ steps:
       });
     await expectNext({ every: 3_600_000, timezone: 'UTC' });
 
-    writeFileSync(join(dir, 'tick.yaml'), 'name: tick\ntrigger: { type: schedule, cron: "0 30 9 * * 1", timezone: Asia/Tokyo }\nsteps:\n  - { id: t, action: core.transform, inputs: { value: 1 } }\n');
+    writeFileSync(
+      join(dir, 'tick.yaml'),
+      'name: tick\ntrigger: { type: schedule, cron: "0 30 9 * * 1", timezone: Asia/Tokyo }\nsteps:\n  - { id: t, action: core.transform, inputs: { value: 1 } }\n',
+    );
     await api(server, 'POST', '/reload');
     await expectNext({ cron: '0 30 9 * * 1', pattern: '0 30 9 * * 1', timezone: 'Asia/Tokyo' });
 

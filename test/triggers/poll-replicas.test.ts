@@ -61,7 +61,10 @@ describe('poll across replicas', () => {
     const start = '2026-05-01T10:00:00.200Z';
     const a = await startRuntime(dir.path, dir.path, start, { store: storeA });
     const b = await startRuntime(dir.path, dir.path, start, { store: storeB });
-    cleanups.push(() => a.stop(), () => b.stop());
+    cleanups.push(
+      () => a.stop(),
+      () => b.stop(),
+    );
 
     // Tick 1 on A: the baseline.
     a.clock.advance(1_000);

@@ -5,7 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { PollTrigger } from '../../src/triggers/poll/index.js';
+import type { PollTrigger } from '../../src/triggers/poll/index.js';
 import { advance, poll, startRuntime, tempDir, write, type TestRuntime } from './helpers.js';
 
 let sandbox: Sandbox;

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open.js';
-import { PostgresStore } from '../../src/store/postgres/postgres-store.js';
+import type { PostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { advance, gate, poll, startRuntime, tempDir, write, type Gate, type TestRuntime } from './helpers.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -69,13 +69,18 @@ describe('schedule forms', () => {
       const l = await t.executions('cron-sec');
       return l.length === 4 ? l : undefined;
     });
-    expect(list.map((e) => e.trigger.scheduledAt)).toEqual(['2026-05-01T10:00:15.000Z', '2026-05-01T10:00:30.000Z', '2026-05-01T10:00:45.000Z', '2026-05-01T10:01:00.000Z']);
+    expect(list.map((e) => e.trigger.scheduledAt)).toEqual([
+      '2026-05-01T10:00:15.000Z',
+      '2026-05-01T10:00:30.000Z',
+      '2026-05-01T10:00:45.000Z',
+      '2026-05-01T10:01:00.000Z',
+    ]);
   });
 
   it('at with a time zone; a disabled schedule never fires and has no next run', async () => {
     const { dir, data } = folders();
     write(dir, 'at.yaml', transform('morning', '{ type: schedule, at: "08:30", timezone: Europe/Berlin }'));
-    write(dir, 'off.yaml', 'enabled: false\n' + transform('off', '{ type: schedule, every: 1m }'));
+    write(dir, 'off.yaml', `enabled: false\n${transform('off', '{ type: schedule, every: 1m }')}`);
     const t = await started(dir, data, '2026-05-01T06:00:00Z');
     expect(t.runtime.triggers.detail('morning')).toEqual({ nextRunAt: '2026-05-01T06:30:00.000Z' }); // 08:30 CEST
     expect(t.runtime.triggers.detail('off')).toEqual({ nextRunAt: null });
@@ -164,7 +169,9 @@ describe('catch-up and replicas', () => {
     write(dir, 'none.yaml', minutely('catch-none', 'none'));
     const first = await started(dir, data, '2026-05-01T10:00:30Z');
     await advance(first, 60_000); // 10:01 fires for both
-    await poll(async () => ((await first.executions('catch-latest')).length === 1 && (await first.executions('catch-none')).length === 1 ? true : undefined));
+    await poll(async () =>
+      (await first.executions('catch-latest')).length === 1 && (await first.executions('catch-none')).length === 1 ? true : undefined,
+    );
     expect(await first.store.getState('catch-latest', 'schedule')).toEqual({ lastTick: '2026-05-01T10:01:00.000Z' });
     await first.stop();
 
@@ -179,7 +186,9 @@ describe('catch-up and replicas', () => {
     expect(await second.executions('catch-none')).toHaveLength(1);
     // The loop goes on from the next tick; the caught-up tick is not fired again.
     await advance(second, 30_000);
-    await poll(async () => ((await second.executions('catch-latest')).length === 3 && (await second.executions('catch-none')).length === 2 ? true : undefined));
+    await poll(async () =>
+      (await second.executions('catch-latest')).length === 3 && (await second.executions('catch-none')).length === 2 ? true : undefined,
+    );
     expect((await second.executions('catch-latest'))[2].trigger.scheduledAt).toBe('2026-05-01T10:07:00.000Z');
   });
 

@@ -57,7 +57,7 @@ describe('trigger specs', () => {
   }
 
   it('webhook hmac and sync response: compile applies the spec defaults', () => {
-    const t = compiled("{ type: webhook, hmac: { secret: s }, response: { mode: sync } }").trigger;
+    const t = compiled('{ type: webhook, hmac: { secret: s }, response: { mode: sync } }').trigger;
     for (const [k, o] of withDefaults(hmacOptions)) expect(t.hmac[k], `hmac.${k}`).toEqual(o.default);
     expect(t.response.timeoutMs).toBe(responseOptions.timeoutMs!.default);
   });

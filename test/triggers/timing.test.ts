@@ -17,19 +17,35 @@ const cron = (pattern: string, timezone = 'UTC'): ScheduleTiming => ({ cron: pat
 describe('schedule timing', () => {
   it('every: multiples of the interval since the epoch, whatever the start', () => {
     const every = { every: 15 * 60_000, timezone: 'UTC' };
-    expect(iso(nextRuns(every, new Date('2026-05-01T10:07:13Z'), 3))).toEqual(['2026-05-01T10:15:00.000Z', '2026-05-01T10:30:00.000Z', '2026-05-01T10:45:00.000Z']);
+    expect(iso(nextRuns(every, new Date('2026-05-01T10:07:13Z'), 3))).toEqual([
+      '2026-05-01T10:15:00.000Z',
+      '2026-05-01T10:30:00.000Z',
+      '2026-05-01T10:45:00.000Z',
+    ]);
     // Exactly on a tick: the next one (strictly after).
     expect(nextRunAfter(every, new Date('2026-05-01T10:15:00Z'))?.toISOString()).toBe('2026-05-01T10:30:00.000Z');
-    expect(nextRunAfter({ every: 86_400_000, timezone: 'Europe/Berlin' }, new Date('2026-05-01T10:00:00Z'))?.toISOString()).toBe('2026-05-02T00:00:00.000Z');
+    expect(nextRunAfter({ every: 86_400_000, timezone: 'Europe/Berlin' }, new Date('2026-05-01T10:00:00Z'))?.toISOString()).toBe(
+      '2026-05-02T00:00:00.000Z',
+    );
   });
 
   it('cron with 5 fields and with seconds', () => {
-    expect(iso(nextRuns(cron('*/5 8-16 * * 1-5'), new Date('2026-05-01T16:57:00Z'), 2))).toEqual(['2026-05-04T08:00:00.000Z', '2026-05-04T08:05:00.000Z']);
-    expect(iso(nextRuns(cron('*/20 * * * * *'), new Date('2026-05-01T10:00:05.250Z'), 3))).toEqual(['2026-05-01T10:00:20.000Z', '2026-05-01T10:00:40.000Z', '2026-05-01T10:01:00.000Z']);
+    expect(iso(nextRuns(cron('*/5 8-16 * * 1-5'), new Date('2026-05-01T16:57:00Z'), 2))).toEqual([
+      '2026-05-04T08:00:00.000Z',
+      '2026-05-04T08:05:00.000Z',
+    ]);
+    expect(iso(nextRuns(cron('*/20 * * * * *'), new Date('2026-05-01T10:00:05.250Z'), 3))).toEqual([
+      '2026-05-01T10:00:20.000Z',
+      '2026-05-01T10:00:40.000Z',
+      '2026-05-01T10:01:00.000Z',
+    ]);
   });
 
   it('at: every day at that local time', () => {
-    expect(iso(nextRuns(at('08:30', 'Europe/Berlin'), new Date('2026-01-10T12:00:00Z'), 2))).toEqual(['2026-01-11T07:30:00.000Z', '2026-01-12T07:30:00.000Z']);
+    expect(iso(nextRuns(at('08:30', 'Europe/Berlin'), new Date('2026-01-10T12:00:00Z'), 2))).toEqual([
+      '2026-01-11T07:30:00.000Z',
+      '2026-01-12T07:30:00.000Z',
+    ]);
     expect(iso(nextRuns(at('08:30', 'America/New_York'), new Date('2026-07-10T12:00:00Z'), 1))).toEqual(['2026-07-10T12:30:00.000Z']);
   });
 
@@ -66,14 +82,21 @@ describe('schedule timing', () => {
       expect(nextRunAfter(halfHourly, new Date(start))?.toISOString(), start).toBe('2026-10-25T01:00:00.000Z');
     }
     // at 02:30: once, at 02:30 CET.
-    expect(iso(nextRuns(at('02:30', 'Europe/Berlin'), new Date('2026-10-24T12:00:00Z'), 2))).toEqual(['2026-10-25T01:30:00.000Z', '2026-10-26T01:30:00.000Z']);
+    expect(iso(nextRuns(at('02:30', 'Europe/Berlin'), new Date('2026-10-24T12:00:00Z'), 2))).toEqual([
+      '2026-10-25T01:30:00.000Z',
+      '2026-10-26T01:30:00.000Z',
+    ]);
     expect(nextRunAfter(at('02:30', 'Europe/Berlin'), new Date('2026-10-25T00:40:00Z'))?.toISOString()).toBe('2026-10-25T01:30:00.000Z');
   });
 
   it('latest tick at or before an instant (catch-up)', () => {
     expect(latestRunAtOrBefore({ every: 60_000, timezone: 'UTC' }, new Date('2026-05-01T10:05:30Z'))?.toISOString()).toBe('2026-05-01T10:05:00.000Z');
-    expect(latestRunAtOrBefore({ every: 60_000, timezone: 'UTC' }, new Date('2026-05-01T10:05:30Z'), new Date('2026-05-01T10:05:00Z'))).toBeUndefined();
-    expect(latestRunAtOrBefore(at('08:30', 'Europe/Berlin'), new Date('2026-05-03T05:00:00Z'), new Date('2026-04-01T00:00:00Z'))?.toISOString()).toBe('2026-05-02T06:30:00.000Z');
+    expect(
+      latestRunAtOrBefore({ every: 60_000, timezone: 'UTC' }, new Date('2026-05-01T10:05:30Z'), new Date('2026-05-01T10:05:00Z')),
+    ).toBeUndefined();
+    expect(latestRunAtOrBefore(at('08:30', 'Europe/Berlin'), new Date('2026-05-03T05:00:00Z'), new Date('2026-04-01T00:00:00Z'))?.toISOString()).toBe(
+      '2026-05-02T06:30:00.000Z',
+    );
     expect(latestRunAtOrBefore(cron('0 0 1 1 *'), new Date('2026-05-03T05:00:00Z'))?.toISOString()).toBe('2026-01-01T00:00:00.000Z');
   });
 });

@@ -6,7 +6,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signHmac } from '../../src/triggers/webhook/hmac.js';
-import { handleWebhook, LIVE_ROUTE, TEST_ROUTE, type IntakeRequest, type IntakeResponse, type WebhookIntakeHost } from '../../src/triggers/webhook/intake.js';
+import {
+  handleWebhook,
+  LIVE_ROUTE,
+  TEST_ROUTE,
+  type IntakeRequest,
+  type IntakeResponse,
+  type WebhookIntakeHost,
+} from '../../src/triggers/webhook/intake.js';
 import { webhookIntakeHost } from '../../src/runtime/webhook-intake.js';
 import { startRuntime, tempDir, write, type TestRuntime } from './helpers.js';
 
@@ -21,10 +28,29 @@ const token = (name: string) => t.runtime.tokens.cachedToken(name)!;
 beforeAll(async () => {
   /** One webhook integration whose single step returns the body; `head` and `trigger` are YAML lines. */
   const webhook = (name: string, trigger: string[], head: string[] = []) =>
-    write(dir.path, `${name}.yaml`, [`name: ${name}`, ...head, 'trigger:', '  type: webhook', ...trigger.map((l) => `  ${l}`), 'steps:', '  - id: done', '    action: core.transform', '    inputs:', '      value: "{% $trigger.body.data %}"', ''].join('\n'));
+    write(
+      dir.path,
+      `${name}.yaml`,
+      [
+        `name: ${name}`,
+        ...head,
+        'trigger:',
+        '  type: webhook',
+        ...trigger.map((l) => `  ${l}`),
+        'steps:',
+        '  - id: done',
+        '    action: core.transform',
+        '    inputs:',
+        '      value: "{% $trigger.body.data %}"',
+        '',
+      ].join('\n'),
+    );
   webhook('hook', ['methods: [POST]', 'maxBodyBytes: 64']);
   webhook('off', [], ['enabled: false']);
-  for (const [name, env] of [['signed', 'SIGNED_SECRET'], ['unsigned', 'EMPTY_SECRET']]) {
+  for (const [name, env] of [
+    ['signed', 'SIGNED_SECRET'],
+    ['unsigned', 'EMPTY_SECRET'],
+  ]) {
     webhook(name!, ['hmac:', `  secret: { env: ${env} }`, '  header: x-signature', '  algorithm: sha256', '  encoding: hex', '  prefix: "sha256="']);
   }
   t = await startRuntime(dir.path, data.path, '2026-01-05T09:00:00Z', { env: { SIGNED_SECRET: 's3cret', EMPTY_SECRET: '' } });
@@ -70,11 +96,34 @@ describe('webhook intake on plain requests', () => {
   it('every rejection is a plain {error} response, reads the body only when it must, and records nothing', async () => {
     const before = await recorded();
     const sig = (body: string, secret: string) => signHmac(HMAC, secret, body);
-    const cases: Array<{ what: string; req: ReturnType<typeof request>; status: number; error: RegExp; headers?: Record<string, string>; readsBody: boolean; route?: string }> = [
+    const cases: Array<{
+      what: string;
+      req: ReturnType<typeof request>;
+      status: number;
+      error: RegExp;
+      headers?: Record<string, string>;
+      readsBody: boolean;
+      route?: string;
+    }> = [
       { what: 'unknown token', req: request('not-a-token/x'), status: 404, error: /no webhook at this URL/, readsBody: false },
-      { what: 'unknown token on the test URL', req: request('test/not-a-token'), status: 404, error: /no webhook at this URL/, readsBody: false, route: TEST_ROUTE },
+      {
+        what: 'unknown token on the test URL',
+        req: request('test/not-a-token'),
+        status: 404,
+        error: /no webhook at this URL/,
+        readsBody: false,
+        route: TEST_ROUTE,
+      },
       { what: 'disabled live URL', req: request(token('off')), status: 404, error: /disabled; its test URL still works/, readsBody: false },
-      { what: 'method not allowed', req: request(`test/${token('hook')}`, { method: 'get' }), status: 405, error: /method GET is not allowed.*use POST/, headers: { allow: 'POST' }, readsBody: false, route: TEST_ROUTE },
+      {
+        what: 'method not allowed',
+        req: request(`test/${token('hook')}`, { method: 'get' }),
+        status: 405,
+        error: /method GET is not allowed.*use POST/,
+        headers: { allow: 'POST' },
+        readsBody: false,
+        route: TEST_ROUTE,
+      },
       {
         what: 'declared body past maxBodyBytes',
         req: request(`test/${token('hook')}`, { headers: { 'content-length': '65' } }),
@@ -84,9 +133,30 @@ describe('webhook intake on plain requests', () => {
         readsBody: false,
         route: TEST_ROUTE,
       },
-      { what: 'malformed JSON', req: request(`test/${token('hook')}`, { body: '{"a":' }), status: 400, error: /malformed JSON/, readsBody: true, route: TEST_ROUTE },
-      { what: 'wrong signature', req: request(`test/${token('signed')}`, { body: '{"a":1}', headers: { 'x-signature': sig('{"a":1}', 'wrong') } }), status: 401, error: /signature rejected/, readsBody: true, route: TEST_ROUTE },
-      { what: 'empty signing secret', req: request(`test/${token('unsigned')}`, { body: '{}', headers: { 'x-signature': sig('{}', '') } }), status: 500, error: /signing secret is not configured/, readsBody: true, route: TEST_ROUTE },
+      {
+        what: 'malformed JSON',
+        req: request(`test/${token('hook')}`, { body: '{"a":' }),
+        status: 400,
+        error: /malformed JSON/,
+        readsBody: true,
+        route: TEST_ROUTE,
+      },
+      {
+        what: 'wrong signature',
+        req: request(`test/${token('signed')}`, { body: '{"a":1}', headers: { 'x-signature': sig('{"a":1}', 'wrong') } }),
+        status: 401,
+        error: /signature rejected/,
+        readsBody: true,
+        route: TEST_ROUTE,
+      },
+      {
+        what: 'empty signing secret',
+        req: request(`test/${token('unsigned')}`, { body: '{}', headers: { 'x-signature': sig('{}', '') } }),
+        status: 500,
+        error: /signing secret is not configured/,
+        readsBody: true,
+        route: TEST_ROUTE,
+      },
     ];
     for (const c of cases) {
       const r = await handleWebhook(c.req, host);
@@ -104,7 +174,11 @@ describe('webhook intake on plain requests', () => {
     const before = await recorded();
     const big = Buffer.alloc(65, 'a');
     const asBytes = await handleWebhook({ method: 'POST', path: token('hook'), query: '', headers: {}, body: big }, host);
-    expect([asBytes.status, asBytes.headers.connection, errorOf(asBytes)]).toEqual([413, 'close', "request body exceeds this webhook's limit of 64 bytes (maxBodyBytes)"]);
+    expect([asBytes.status, asBytes.headers.connection, errorOf(asBytes)]).toEqual([
+      413,
+      'close',
+      "request body exceeds this webhook's limit of 64 bytes (maxBodyBytes)",
+    ]);
     expect(await recorded()).toEqual(before);
   });
 
@@ -120,7 +194,11 @@ describe('webhook intake on plain requests', () => {
     expect(req.reads).toEqual([64]);
     // Recorded when the answer exists (the store committed before handleWebhook returned).
     const stored = await t.store.getExecution(executionId);
-    expect(stored).toMatchObject({ integration: 'hook', test: true, trigger: { pathFragment: 'a b', queryParameters: { x: '1' }, body: { data: { n: 1 } } } });
+    expect(stored).toMatchObject({
+      integration: 'hook',
+      test: true,
+      trigger: { pathFragment: 'a b', queryParameters: { x: '1' }, body: { data: { n: 1 } } },
+    });
     const captures = await t.store.listCaptures('hook', 10);
     expect(captures.map((c) => (c.trigger as { executionId: string }).executionId)).toEqual([executionId]);
   });

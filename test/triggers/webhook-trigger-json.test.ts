@@ -10,11 +10,21 @@ import { triggerJson } from '../../src/common/trigger-json.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { buildWebhookTrigger } from '../../src/triggers/webhook/trigger-data.js';
 
-const ctx = { webhookUrls: { live: 'http://x/webhooks/t', test: 'http://x/webhooks/test/t' }, executionId: 'e-1', receivedAt: '2026-11-22T10:00:00.000Z' };
+const ctx = {
+  webhookUrls: { live: 'http://x/webhooks/t', test: 'http://x/webhooks/test/t' },
+  executionId: 'e-1',
+  receivedAt: '2026-11-22T10:00:00.000Z',
+};
 
 function trigger(body: string | Buffer, contentType = 'application/json') {
   return buildWebhookTrigger(
-    { method: 'POST', pathFragment: 'a/b', query: 'x=1&x=2', headers: { 'content-type': contentType, authorization: 'Bearer secret', 'x-tag': 'v' }, rawBody: Buffer.from(body) },
+    {
+      method: 'POST',
+      pathFragment: 'a/b',
+      query: 'x=1&x=2',
+      headers: { 'content-type': contentType, authorization: 'Bearer secret', 'x-tag': 'v' },
+      rawBody: Buffer.from(body),
+    },
     ctx,
   );
 }

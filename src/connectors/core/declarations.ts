@@ -9,7 +9,13 @@ const stringMap: InputDecl = { type: 'object', schema: { additionalProperties: {
 
 export const httpRetryInputs = {
   maxRetryCount: { type: 'integer', minimum: 0, maximum: 10, default: 0, description: 'Retries after the first attempt; 0 = none.' },
-  retryDelayMs: { type: 'integer', minimum: 0, maximum: 600000, default: 0, description: 'Delay between retries (ignored with useExponentialBackoff).' },
+  retryDelayMs: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 600000,
+    default: 0,
+    description: 'Delay between retries (ignored with useExponentialBackoff).',
+  },
   retryOnAllErrors: { type: 'boolean', default: false, description: 'Retry every error response, not only 5xx and network errors.' },
   useExponentialBackoff: { type: 'boolean', default: false, description: 'Double a 500 ms base delay per retry, with jitter; honours Retry-After.' },
 } as const satisfies Record<string, InputDecl>;

@@ -5,9 +5,17 @@ import { hcmActions, hcmConnectionType } from './declarations/index.js';
 import { hcmServicePrefixes, type HcmService } from './declarations/types.js';
 
 const SERVICE_TITLES: Record<HcmService, string> = {
-  staffing: 'Staffing', common: 'Common', timeTracking: 'Time tracking', absenceManagement: 'Absence management',
-  person: 'Person', accountsPayable: 'Accounts payable', businessProcess: 'Business process', connect: 'Connect',
-  customerAccounts: 'Customer accounts', prismAnalytics: 'Analytics', raw: 'Raw Request',
+  staffing: 'Staffing',
+  common: 'Common',
+  timeTracking: 'Time tracking',
+  absenceManagement: 'Absence management',
+  person: 'Person',
+  accountsPayable: 'Accounts payable',
+  businessProcess: 'Business process',
+  connect: 'Connect',
+  customerAccounts: 'Customer accounts',
+  prismAnalytics: 'Analytics',
+  raw: 'Raw Request',
 };
 
 /** Which service to pick where two offer the same kind of action (docs/authoring.md §10). */
@@ -38,9 +46,19 @@ function bodyNote(a: (typeof hcmActions)[number]): string {
   const parts: string[] = [];
   if (r.paged) parts.push('paged (`limit`/`offset`, `fetchAll`)');
   if (r.queryParams) parts.push('`queryParams` → query string');
-  if (r.body) parts.push(`body: ${Object.entries(r.body).map(([i, f]) => (i === f ? `\`${f}\`` : `\`${f}\`←${i}`)).join(', ')}`);
+  if (r.body)
+    parts.push(
+      `body: ${Object.entries(r.body)
+        .map(([i, f]) => (i === f ? `\`${f}\`` : `\`${f}\`←${i}`))
+        .join(', ')}`,
+    );
   if (r.additionalFields) parts.push('`additionalFields` merged last');
-  if (r.multipart) parts.push(`multipart part ${Object.values(r.multipart).map((p) => `\`${p}\``).join(', ')}`);
+  if (r.multipart)
+    parts.push(
+      `multipart part ${Object.values(r.multipart)
+        .map((p) => `\`${p}\``)
+        .join(', ')}`,
+    );
   if (r.binary) parts.push('binary result');
   return parts.join('; ');
 }
@@ -52,7 +70,7 @@ export function renderHcmDocs(): string {
     '<!-- Generated from src/connectors/hcm/declarations by `npm run docs`; do not edit by hand. -->',
     '',
     `${hcmActions.length} actions, keys \`hcm.<key>\`, each needing a connection of type \`${hcmConnectionType.type}\`. ` +
-      'Paths are relative to the connection\'s API URL. Results are the parsed response body (`{data, total}` for lists; ' +
+      "Paths are relative to the connection's API URL. Results are the parsed response body (`{data, total}` for lists; " +
       'binary responses as `{contentType, size, base64, filename?}`). Empty optional inputs are omitted; `date` inputs are sent as ISO-8601; ' +
       'key/value inputs accept a map or a list of `{key, value}`.',
     '',
@@ -64,9 +82,15 @@ export function renderHcmDocs(): string {
     '|---|---|---|---|---|---|',
   ];
   for (const [name, d] of Object.entries(hcmConnectionType.inputs)) {
-    out.push(`| \`${name}\` | ${d.label ?? ''} | ${d.type} | ${d.required ? 'yes' : 'no'} | ${d.default === undefined ? '' : `\`${JSON.stringify(d.default)}\``} | ${cell([d.enum ? `one of ${d.enum.join(', ')}` : '', d.description ?? ''].filter(Boolean).join('; '))} |`);
+    out.push(
+      `| \`${name}\` | ${d.label ?? ''} | ${d.type} | ${d.required ? 'yes' : 'no'} | ${d.default === undefined ? '' : `\`${JSON.stringify(d.default)}\``} | ${cell([d.enum ? `one of ${d.enum.join(', ')}` : '', d.description ?? ''].filter(Boolean).join('; '))} |`,
+    );
   }
-  out.push('', 'Tokens are stored encrypted, one set per API client (token URL + client ID), shared by every integration that uses it; authorize once with `hcm-runner connect <integration> <connection>`.', '');
+  out.push(
+    '',
+    'Tokens are stored encrypted, one set per API client (token URL + client ID), shared by every integration that uses it; authorize once with `hcm-runner connect <integration> <connection>`.',
+    '',
+  );
   for (const service of Object.keys(hcmServicePrefixes) as HcmService[]) {
     const actions = hcmActions.filter((a) => a.request.service === service);
     if (!actions.length) continue;
@@ -74,8 +98,12 @@ export function renderHcmDocs(): string {
     if (SERVICE_NOTES[service]) out.push(SERVICE_NOTES[service], '');
     out.push('| Action | Name | Method | Path | Inputs | Wire | Results |', '|---|---|---|---|---|---|---|');
     for (const a of actions) {
-      const inputs = Object.entries(a.inputs).map(([n, d]) => describeInput(n, d)).join('<br>');
-      out.push(`| \`${a.key}\` | ${cell(a.name)} | ${a.docs?.method ?? ''} | \`${a.docs?.path ?? ''}\` | ${cell(inputs)} | ${cell(bodyNote(a))} | ${cell(a.output?.description ?? '')} |`);
+      const inputs = Object.entries(a.inputs)
+        .map(([n, d]) => describeInput(n, d))
+        .join('<br>');
+      out.push(
+        `| \`${a.key}\` | ${cell(a.name)} | ${a.docs?.method ?? ''} | \`${a.docs?.path ?? ''}\` | ${cell(inputs)} | ${cell(bodyNote(a))} | ${cell(a.output?.description ?? '')} |`,
+      );
     }
     out.push('');
   }

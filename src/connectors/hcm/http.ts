@@ -90,7 +90,10 @@ export function httpError(actionKey: string, r: Answer): ActionError {
   }
   let detail = typeof remote?.error === 'string' ? remote.error : '';
   if (!detail && Array.isArray(remote?.errors)) {
-    detail = remote.errors.map((e) => (e && typeof e === 'object' ? String((e as Record<string, unknown>).error ?? '') : String(e))).filter(Boolean).join('; ');
+    detail = remote.errors
+      .map((e) => (e && typeof e === 'object' ? String((e as Record<string, unknown>).error ?? '') : String(e)))
+      .filter(Boolean)
+      .join('; ');
   }
   if (!detail && r.bytes.length && isText(r.contentType)) detail = r.bytes.toString('utf8').slice(0, 200);
   detail = detail.replace(/Bearer\s+[\w.~+/=-]+/gi, 'Bearer [redacted]');

@@ -19,7 +19,12 @@ const byKey = new Map(hcmActions.map((a) => [a.key, a]));
  */
 export const fetchAllLimits = { maxPages: 1000 };
 
-async function call(decl: HcmActionDeclaration, inputs: Record<string, unknown>, auth: AuthContext & { apiUrl: string }, page?: { limit: number; offset: number }) {
+async function call(
+  decl: HcmActionDeclaration,
+  inputs: Record<string, unknown>,
+  auth: AuthContext & { apiUrl: string },
+  page?: { limit: number; offset: number },
+) {
   const built = buildRequest(decl, inputs, auth.apiUrl, page);
   let body: string | Buffer | undefined;
   const headers = { ...built.headers };
@@ -64,7 +69,15 @@ export const hcmConnector: Connector = {
       throw new ActionError(`${decl.key}: connection ${conn.name} has type ${conn.type}, expected ${HCM_CONNECTION_TYPE}`, { code: 'invalid_input' });
     }
     const conf = connectionConfig(conn);
-    const auth = { connection: conn, tokens: ctx.services.tokens, storeKey: tokenStoreKey(conn), integration: ctx.integration, signal: ctx.signal, apiUrl: conf.apiUrl, maxResultBytes: maxResultBytes(ctx.services) };
+    const auth = {
+      connection: conn,
+      tokens: ctx.services.tokens,
+      storeKey: tokenStoreKey(conn),
+      integration: ctx.integration,
+      signal: ctx.signal,
+      apiUrl: conf.apiUrl,
+      maxResultBytes: maxResultBytes(ctx.services),
+    };
     const all = withDefaults(decl, inputs ?? {});
     if (decl.request.raw) return rawRequest(all, auth, (l, m) => ctx.log(l, m));
     if (decl.request.paged) {
@@ -77,6 +90,12 @@ export const hcmConnector: Connector = {
 
 export default hcmConnector;
 export {
-  buildAuthorizeUrl, completeAuthorization, exchangeCode, getAccessToken, pendingAuthorizations, startAuthorization, tokenStoreKey,
+  buildAuthorizeUrl,
+  completeAuthorization,
+  exchangeCode,
+  getAccessToken,
+  pendingAuthorizations,
+  startAuthorization,
+  tokenStoreKey,
 } from './oauth/index.js';
 export { renderHcmDocs, writeHcmDocs } from './docs.js';

@@ -58,7 +58,8 @@ function asStringMap(value: unknown, label: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-const present = (v: unknown) => v !== undefined && v !== null && v !== '' && !(typeof v === 'object' && !isBinaryValue(v) && Object.keys(v as object).length === 0);
+const present = (v: unknown) =>
+  v !== undefined && v !== null && v !== '' && !(typeof v === 'object' && !isBinaryValue(v) && Object.keys(v as object).length === 0);
 
 export async function rawRequest(
   inputs: Record<string, unknown>,
@@ -102,7 +103,11 @@ export async function rawRequest(
       body = d;
       if (!headers['content-type']) {
         let json = true;
-        try { JSON.parse(d); } catch { json = false; }
+        try {
+          JSON.parse(d);
+        } catch {
+          json = false;
+        }
         headers['content-type'] = json ? 'application/json' : 'text/plain; charset=utf-8';
       }
     } else {

@@ -71,8 +71,13 @@ export function joinUrl(apiUrl: string, path: string): string {
 }
 
 export function isEmpty(value: unknown): boolean {
-  return value === undefined || value === null || value === '' || (Array.isArray(value) && value.length === 0)
-    || (typeof value === 'object' && !Array.isArray(value) && !isBinaryValue(value) && Object.keys(value as object).length === 0);
+  return (
+    value === undefined ||
+    value === null ||
+    value === '' ||
+    (Array.isArray(value) && value.length === 0) ||
+    (typeof value === 'object' && !Array.isArray(value) && !isBinaryValue(value) && Object.keys(value as object).length === 0)
+  );
 }
 
 /** Converts one input to its wire form by its declared type (dates → ISO-8601). */

@@ -23,10 +23,18 @@ class AttemptsController implements Controller {
   /** Called when the caller aborts while no attempt is in flight. */
   onAbortBetween: ((reason: Error) => void) | undefined;
 
-  get aborted() { return this.#reason !== null || (this.target?.aborted ?? false); }
-  get paused() { return this.#paused; }
-  get reason() { return this.#reason ?? this.target?.reason ?? null; }
-  get abortedByCaller() { return this.#reason !== null; }
+  get aborted() {
+    return this.#reason !== null || (this.target?.aborted ?? false);
+  }
+  get paused() {
+    return this.#paused;
+  }
+  get reason() {
+    return this.#reason ?? this.target?.reason ?? null;
+  }
+  get abortedByCaller() {
+    return this.#reason !== null;
+  }
 
   /** The signal of the wait before the next attempt (aborted already if the caller has aborted). */
   betweenSignal(): AbortSignal {
@@ -39,12 +47,21 @@ class AttemptsController implements Controller {
 
   abort(reason: Error): void {
     this.#reason = reason ?? new Error('aborted');
-    if (this.target) return this.target.abort(this.#reason);
+    if (this.target) {
+      this.target.abort(this.#reason);
+      return;
+    }
     this.#between?.abort(this.#reason);
     this.onAbortBetween?.(this.#reason);
   }
-  pause(): void { this.#paused = true; this.target?.pause(); }
-  resume(): void { this.#paused = false; this.target?.resume(); }
+  pause(): void {
+    this.#paused = true;
+    this.target?.pause();
+  }
+  resume(): void {
+    this.#paused = false;
+    this.target?.resume();
+  }
 }
 
 export function dispatchAttempts(dispatch: Dispatcher.Dispatch, handler: Handler, first: () => Promise<Options>, next: NextAttempt): boolean {
@@ -92,6 +109,9 @@ export function dispatchAttempts(dispatch: Dispatcher.Dispatch, handler: Handler
     }
   };
 
-  first().then((opts) => (finished ? undefined : attempt(opts, 1)), (e: unknown) => fail(e as Error));
+  first().then(
+    (opts) => (finished ? undefined : attempt(opts, 1)),
+    (e: unknown) => fail(e as Error),
+  );
   return true;
 }

@@ -17,22 +17,25 @@ export const bodyLimitInterceptor: Dispatcher.DispatcherComposeInterceptor = (di
     over = true;
     c.abort(tooLarge(label, limit, seen));
   };
-  return dispatch(opts, forwarding(handler, {
-    onRequestStart(c, context) {
-      total = 0;
-      over = false;
-      handler.onRequestStart?.(c, context);
-    },
-    onResponseStart(c, status, headers, message) {
-      const declared = Number(headers['content-length']);
-      if (Number.isFinite(declared) && declared > limit) return stop(c, `Content-Length ${declared}`);
-      return handler.onResponseStart?.(c, status, headers, message);
-    },
-    onResponseData(c, chunk) {
-      if (over) return;
-      total += chunk.length;
-      if (total > limit) return stop(c, `more than ${limit} bytes arrived`);
-      return handler.onResponseData?.(c, chunk);
-    },
-  }));
+  return dispatch(
+    opts,
+    forwarding(handler, {
+      onRequestStart(c, context) {
+        total = 0;
+        over = false;
+        handler.onRequestStart?.(c, context);
+      },
+      onResponseStart(c, status, headers, message) {
+        const declared = Number(headers['content-length']);
+        if (Number.isFinite(declared) && declared > limit) return stop(c, `Content-Length ${declared}`);
+        return handler.onResponseStart?.(c, status, headers, message);
+      },
+      onResponseData(c, chunk) {
+        if (over) return;
+        total += chunk.length;
+        if (total > limit) return stop(c, `more than ${limit} bytes arrived`);
+        return handler.onResponseData?.(c, chunk);
+      },
+    }),
+  );
 };

@@ -27,24 +27,27 @@ export const responseErrorInterceptor: Dispatcher.DispatcherComposeInterceptor =
   if (!describe) return dispatch(opts, handler);
   let failed: Omit<Answer, 'bytes'> | undefined;
   let chunks: Buffer[] = [];
-  return dispatch(opts, forwarding(handler, {
-    onRequestStart: (c, context) => {
-      failed = undefined;
-      chunks = [];
-      handler.onRequestStart?.(c, context);
-    },
-    onResponseStart(c, status, headers, message) {
-      if (status < 400) return handler.onResponseStart?.(c, status, headers, message);
-      const h = headers as Answer['headers'];
-      failed = { status, statusText: STATUS_CODES[status] ?? '', headers: h, contentType: contentTypeOf(h) };
-    },
-    onResponseData: (c, chunk) => (failed ? void chunks.push(chunk) : handler.onResponseData?.(c, chunk)),
-    onResponseEnd(c, trailers) {
-      if (!failed) return handler.onResponseEnd?.(c, trailers);
-      const answer: Answer = { ...failed, bytes: Buffer.concat(chunks) };
-      const err: ActionError = describe(answer);
-      answers.set(err, answer);
-      handler.onResponseError?.(c, err);
-    },
-  }));
+  return dispatch(
+    opts,
+    forwarding(handler, {
+      onRequestStart: (c, context) => {
+        failed = undefined;
+        chunks = [];
+        handler.onRequestStart?.(c, context);
+      },
+      onResponseStart(c, status, headers, message) {
+        if (status < 400) return handler.onResponseStart?.(c, status, headers, message);
+        const h = headers as Answer['headers'];
+        failed = { status, statusText: STATUS_CODES[status] ?? '', headers: h, contentType: contentTypeOf(h) };
+      },
+      onResponseData: (c, chunk) => (failed ? void chunks.push(chunk) : handler.onResponseData?.(c, chunk)),
+      onResponseEnd(c, trailers) {
+        if (!failed) return handler.onResponseEnd?.(c, trailers);
+        const answer: Answer = { ...failed, bytes: Buffer.concat(chunks) };
+        const err: ActionError = describe(answer);
+        answers.set(err, answer);
+        handler.onResponseError?.(c, err);
+      },
+    }),
+  );
 };

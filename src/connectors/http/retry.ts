@@ -71,14 +71,19 @@ export const retryInterceptor: Dispatcher.DispatcherComposeInterceptor = (dispat
   const call = callOf(opts);
   const rules = call.retry;
   if (!rules || rules.maxRetryCount <= 0) return dispatch(opts, handler);
-  return dispatchAttempts(dispatch, handler, async () => opts, async (err, n, signal) => {
-    const failure = callFailure(err, call);
-    const answer = answerOf(err);
-    const retryable = answer ? answer.status >= 500 || rules.retryOnAllErrors : ['network_error', 'timeout'].includes(failure.details.code ?? '');
-    if (!retryable || n > rules.maxRetryCount) return undefined;
-    const delay = retryDelay(n - 1, rules, answer?.headers['retry-after']);
-    call.log?.('warn', `${failure.message}; retry ${n} of ${rules.maxRetryCount} in ${delay} ms`);
-    await sleep(delay, undefined, { signal });
-    return opts;
-  });
+  return dispatchAttempts(
+    dispatch,
+    handler,
+    async () => opts,
+    async (err, n, signal) => {
+      const failure = callFailure(err, call);
+      const answer = answerOf(err);
+      const retryable = answer ? answer.status >= 500 || rules.retryOnAllErrors : ['network_error', 'timeout'].includes(failure.details.code ?? '');
+      if (!retryable || n > rules.maxRetryCount) return undefined;
+      const delay = retryDelay(n - 1, rules, answer?.headers['retry-after']);
+      call.log?.('warn', `${failure.message}; retry ${n} of ${rules.maxRetryCount} in ${delay} ms`);
+      await sleep(delay, undefined, { signal });
+      return opts;
+    },
+  );
 };

@@ -107,7 +107,14 @@ export function send(dispatcher: Dispatcher, call: Call): Promise<Answer> {
     };
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const opts: CallDispatchOptions = { origin: url.origin, path: url.pathname + url.search, method: call.method as Dispatcher.HttpMethod, headers: call.headers, body: call.body, call };
+      const opts: CallDispatchOptions = {
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: call.method as Dispatcher.HttpMethod,
+        headers: call.headers,
+        body: call.body,
+        call,
+      };
       dispatcher.dispatch(opts, handler);
     } catch (err) {
       fail(err);

@@ -9,8 +9,8 @@ export function ConnectionsPage(props: { connections: ConnectionView[]; callback
       <Notice error={props.error} />
       <p class="muted">
         OAuth connections (<code>hcm-oauth2</code>) of the loaded integrations. Connect opens the provider's authorization page; it sends you back to{' '}
-        <code>{props.callbackUrl}</code>, which must be registered as the API client's redirect URL. Integrations naming the same token URL and client share one
-        authorization.
+        <code>{props.callbackUrl}</code>, which must be registered as the API client's redirect URL. Integrations naming the same token URL and client
+        share one authorization.
       </p>
       {props.connections.length === 0 ? (
         <p class="muted">No integration uses an OAuth connection.</p>
@@ -49,7 +49,9 @@ export function ConnectionsPage(props: { connections: ConnectionView[]; callback
                     <Time iso={c.expiresAt} />
                   </td>
                   <td>
-                    <PostButton action={`/console/connections/${encodeURIComponent(c.integration)}/${encodeURIComponent(c.connection)}/connect`}>Connect</PostButton>
+                    <PostButton action={`/console/connections/${encodeURIComponent(c.integration)}/${encodeURIComponent(c.connection)}/connect`}>
+                      Connect
+                    </PostButton>
                   </td>
                 </tr>
               ))}

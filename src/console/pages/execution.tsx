@@ -78,7 +78,7 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
                 {s.error.remote !== undefined && <pre>{formatJson(s.error.remote)}</pre>}
               </>
             ) : s.results !== undefined ? (
-              <pre aria-label={`Results of ${s.id}`}>{formatJson(s.results)}</pre>
+              <pre>{formatJson(s.results)}</pre>
             ) : (
               <p class="muted">No results.</p>
             )}
@@ -167,7 +167,10 @@ function Timeline(props: { record: ExecutionRecord }) {
               <td>{formatDuration(duration)}</td>
               <td class="bar-col">
                 <div class="track" role="img" aria-label={`${s.id}: ${formatDuration(duration)}`}>
-                  <div class={`bar bar-${s.status}`} style={`margin-left:${Math.min(left, 99.5).toFixed(2)}%;width:${Math.min(width, 100 - Math.min(left, 99.5)).toFixed(2)}%`} />
+                  <div
+                    class={`bar bar-${s.status}`}
+                    style={`margin-left:${Math.min(left, 99.5).toFixed(2)}%;width:${Math.min(width, 100 - Math.min(left, 99.5)).toFixed(2)}%`}
+                  />
                 </div>
               </td>
             </tr>

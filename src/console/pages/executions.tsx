@@ -2,7 +2,14 @@
 import type { ExecutionSummary } from '../../store/types.js';
 import { ExecutionsTable, Layout, Notice } from './layout.js';
 
-export function ExecutionsPage(props: { executions: ExecutionSummary[]; integrations: string[]; statuses: readonly string[]; integration?: string; status?: string; error?: string }) {
+export function ExecutionsPage(props: {
+  executions: ExecutionSummary[];
+  integrations: string[];
+  statuses: readonly string[];
+  integration?: string;
+  status?: string;
+  error?: string;
+}) {
   const events = `/console/events${props.integration ? `?integration=${encodeURIComponent(props.integration)}` : ''}`;
   return (
     <Layout title="Executions" section="executions" live={[{ events, refresh: ['executions'] }]}>

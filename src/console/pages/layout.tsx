@@ -22,40 +22,42 @@ export function Layout(props: { title: string; section?: Section; signedIn?: boo
     <>
       {raw('<!doctype html>')}
       <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{`${props.title} · hcm-runner`}</title>
-        <link rel="stylesheet" href="/console/assets/console.css" />
-        <script type="module" src="/console/assets/console.js"></script>
-      </head>
-      <body>
-        {props.live?.map((l) => <div hidden data-live-events={l.events} data-live-refresh={l.refresh.join(' ')} data-live-execution={l.execution} />)}
-        <header class="top">
-          <a class="brand" href="/console/">
-            hcm-runner
-          </a>
-          {props.signedIn !== false && (
-            <>
-              <nav aria-label="Console">
-                <NavLink href="/console/" current={props.section === 'integrations'}>
-                  Integrations
-                </NavLink>
-                <NavLink href="/console/executions" current={props.section === 'executions'}>
-                  Executions
-                </NavLink>
-                <NavLink href="/console/connections" current={props.section === 'connections'}>
-                  Connections
-                </NavLink>
-              </nav>
-              <form method="post" action="/console/sign-out" class="sign-out">
-                <button type="submit">Sign out</button>
-              </form>
-            </>
-          )}
-        </header>
-        <main id="main">{props.children}</main>
-      </body>
+        <head>
+          <meta charset="utf-8" />
+          <meta name="viewport" content="width=device-width, initial-scale=1" />
+          <title>{`${props.title} · hcm-runner`}</title>
+          <link rel="stylesheet" href="/console/assets/console.css" />
+          <script type="module" src="/console/assets/console.js"></script>
+        </head>
+        <body>
+          {props.live?.map((l) => (
+            <div hidden data-live-events={l.events} data-live-refresh={l.refresh.join(' ')} data-live-execution={l.execution} />
+          ))}
+          <header class="top">
+            <a class="brand" href="/console/">
+              hcm-runner
+            </a>
+            {props.signedIn !== false && (
+              <>
+                <nav aria-label="Console">
+                  <NavLink href="/console/" current={props.section === 'integrations'}>
+                    Integrations
+                  </NavLink>
+                  <NavLink href="/console/executions" current={props.section === 'executions'}>
+                    Executions
+                  </NavLink>
+                  <NavLink href="/console/connections" current={props.section === 'connections'}>
+                    Connections
+                  </NavLink>
+                </nav>
+                <form method="post" action="/console/sign-out" class="sign-out">
+                  <button type="submit">Sign out</button>
+                </form>
+              </>
+            )}
+          </header>
+          <main id="main">{props.children}</main>
+        </body>
       </html>
     </>
   );

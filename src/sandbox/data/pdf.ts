@@ -1,6 +1,6 @@
 /** Build a tiny but well-formed one-page PDF showing the given lines. */
 export function makePdf(lines: string[]): Buffer {
-  const esc = (s: string) => s.replace(/[\\()]/g, (m) => '\\' + m).replace(/[^\x20-\x7e]/g, '?');
+  const esc = (s: string) => s.replace(/[\\()]/g, (m) => `\\${m}`).replace(/[^\x20-\x7e]/g, '?');
   const text = lines.map((l, i) => `BT /F1 14 Tf 72 ${720 - i * 20} Td (${esc(l)}) Tj ET`).join('\n');
   const objs = [
     '<< /Type /Catalog /Pages 2 0 R >>',

@@ -20,17 +20,25 @@ export function accountsPayableRoutes(app: Hono<SandboxEnv>, db: Db): void {
     if (Array.isArray(body.lines) && body.lines.length && body.controlTotalAmount !== undefined) {
       const lines = body.lines.reduce((s: number, l: any) => s + lineAmount(l), 0) + (num(body.taxAmount) ?? 0);
       if (Math.abs(lines - Number(body.controlTotalAmount)) > 0.005)
-        throw badRequest(`control total amount ${body.controlTotalAmount} does not match line total ${lines.toFixed(2)}`, 'controlTotalAmount', 'CONTROL_TOTAL_MISMATCH');
+        throw badRequest(
+          `control total amount ${body.controlTotalAmount} does not match line total ${lines.toFixed(2)}`,
+          'controlTotalAmount',
+          'CONTROL_TOTAL_MISMATCH',
+        );
     }
     const n = 10000 + db.supplierInvoiceRequests.size;
     return {
-      descriptor: `Supplier Invoice Request: SIR-${n}`, requestNumber: `SIR-${n}`, lines: [], ...body,
+      descriptor: `Supplier Invoice Request: SIR-${n}`,
+      requestNumber: `SIR-${n}`,
+      lines: [],
+      ...body,
       status: { id: 'Draft', descriptor: 'Draft' },
     };
   });
   app.post(`${P}/:id/submit`, (c) => {
     const rec = sir.find(c);
-    if (rec.status?.id === 'Submitted' || rec.status?.id === 'Approved') throw badRequest(`supplier invoice request ${rec.id} is already ${rec.status.descriptor}`, 'status', 'INVALID_STATE');
+    if (rec.status?.id === 'Submitted' || rec.status?.id === 'Approved')
+      throw badRequest(`supplier invoice request ${rec.id} is already ${rec.status.descriptor}`, 'status', 'INVALID_STATE');
     rec.status = { id: 'Submitted', descriptor: 'Submitted' };
     return json(c, { id: rec.id, descriptor: rec.descriptor, status: rec.status }, 201);
   });

@@ -20,8 +20,11 @@ export function commonRoutes(app: Hono<SandboxEnv>, db: Db): void {
     const current = owner!.primaryJob.businessTitle;
     owner!.primaryJob.businessTitle = body.proposedBusinessTitle;
     return {
-      descriptor: `Business Title Change: ${owner!.descriptor}`, ...body, currentBusinessTitle: current,
-      effective: new Date().toISOString(), status: { id: 'Successfully_Completed', descriptor: 'Successfully Completed' },
+      descriptor: `Business Title Change: ${owner!.descriptor}`,
+      ...body,
+      currentBusinessTitle: current,
+      effective: new Date().toISOString(),
+      status: { id: 'Successfully_Completed', descriptor: 'Successfully Completed' },
     };
   });
 
@@ -29,7 +32,9 @@ export function commonRoutes(app: Hono<SandboxEnv>, db: Db): void {
     if (body.supervisoryOrganization !== undefined && !db.organizations.get(body.supervisoryOrganization?.id ?? ''))
       throw badRequest(`unknown supervisoryOrganization: ${body.supervisoryOrganization?.id}`, 'supervisoryOrganization', 'INVALID_REFERENCE');
     return {
-      descriptor: `Job Change: ${owner!.descriptor}`, moveManagersTeam: false, ...body,
+      descriptor: `Job Change: ${owner!.descriptor}`,
+      moveManagersTeam: false,
+      ...body,
       worker: { id: owner!.id, descriptor: owner!.descriptor, href: `${API_BASE}/staffing/v7/workers/${owner!.id}` },
       status: { id: 'In_Progress', descriptor: 'In Progress' },
     };

@@ -14,6 +14,17 @@ import { timeTrackingRoutes } from './timeTracking.js';
 
 /** Register every HCM API endpoint (docs/connectors/hcm.md) under /ccx. */
 export function registerApiRoutes(app: Hono<SandboxEnv>, db: Db): void {
-  for (const register of [staffingRoutes, commonRoutes, timeTrackingRoutes, absenceRoutes, personRoutes, accountsPayableRoutes,
-    businessProcessRoutes, connectRoutes, customerAccountsRoutes, prismAnalyticsRoutes]) register(app, db);
+  for (const register of [
+    staffingRoutes,
+    commonRoutes,
+    timeTrackingRoutes,
+    absenceRoutes,
+    personRoutes,
+    accountsPayableRoutes,
+    businessProcessRoutes,
+    connectRoutes,
+    customerAccountsRoutes,
+    prismAnalyticsRoutes,
+  ])
+    register(app, db);
 }

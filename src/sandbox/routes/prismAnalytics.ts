@@ -10,7 +10,12 @@ const NAME = /^[A-Za-z][A-Za-z0-9_]{0,254}$/;
 
 function checkTable(body: Record<string, any>, create: boolean) {
   if (create || body.name !== undefined)
-    if (typeof body.name !== 'string' || !NAME.test(body.name)) throw badRequest('name is required: a letter followed by letters, digits or _', 'name', create && body.name === undefined ? 'REQUIRED' : 'INVALID_NAME');
+    if (typeof body.name !== 'string' || !NAME.test(body.name))
+      throw badRequest(
+        'name is required: a letter followed by letters, digits or _',
+        'name',
+        create && body.name === undefined ? 'REQUIRED' : 'INVALID_NAME',
+      );
   if (body.fields !== undefined) {
     if (!Array.isArray(body.fields)) throw badRequest('fields must be an array', 'fields', 'INVALID_INPUT');
     body.fields.forEach((f: any, i: number) => {
@@ -35,7 +40,17 @@ export function prismAnalyticsRoutes(app: Hono<SandboxEnv>, db: Db): void {
     checkTable(body, true);
     if (db.tables.all().some((t) => t.name === body.name)) throw badRequest(`a table named ${body.name} already exists`, 'name', 'DUPLICATE_NAME');
     const now = new Date().toISOString();
-    return { displayName: body.name, description: '', documentation: '', tags: [], fields: [], enableForAnalysis: false, ...body, createdMoment: now, updatedMoment: now };
+    return {
+      displayName: body.name,
+      description: '',
+      documentation: '',
+      tags: [],
+      fields: [],
+      enableForAnalysis: false,
+      ...body,
+      createdMoment: now,
+      updatedMoment: now,
+    };
   });
   tables.update('put', `${P}/tables/:id`, (body) => {
     checkTable(body, false);
@@ -48,13 +63,19 @@ export function prismAnalyticsRoutes(app: Hono<SandboxEnv>, db: Db): void {
     const q = queries(c);
     paging(q);
     const short = !q.type?.[0];
-    const items = db.dataChanges.all().filter((d) => fieldFilter(d, q)).map((d) => (short ? { id: d.id, name: d.name, displayName: d.displayName } : view(d)));
+    const items = db.dataChanges
+      .all()
+      .filter((d) => fieldFilter(d, q))
+      .map((d) => (short ? { id: d.id, name: d.name, displayName: d.displayName } : view(d)));
     return pagedArray(c, items);
   });
   dcs.get(`${P}/dataChanges/:id`);
 
-  resource(app, { coll: db.fileContainers, view: (r) => ({ id: r.id }) })
-    .create(`${P}/fileContainers`, () => ({ createdMoment: new Date().toISOString() }), { emptyBody: true });
+  resource(app, { coll: db.fileContainers, view: (r) => ({ id: r.id }) }).create(
+    `${P}/fileContainers`,
+    () => ({ createdMoment: new Date().toISOString() }),
+    { emptyBody: true },
+  );
   const files = resource(app, { coll: db.files, owner: db.fileContainers });
   files.list(`${P}/fileContainers/:owner/files`);
   app.post(`${P}/fileContainers/:owner/files`, (c) => {
@@ -64,10 +85,16 @@ export function prismAnalyticsRoutes(app: Hono<SandboxEnv>, db: Db): void {
     if (!part) throw badRequest('multipart/form-data with a part named "file" is required', 'file', 'REQUIRED');
     const bytes = Buffer.from(part.base64, 'base64');
     const name = part.filename || 'upload.csv';
-    const rec = db.files.create({
-      descriptor: name, name, checksum: createHash('md5').update(bytes).digest('hex'), length: String(bytes.length),
-      state: { id: 'Success', descriptor: 'Success' },
-    }, { _owner: container.id, _base64: part.base64 });
+    const rec = db.files.create(
+      {
+        descriptor: name,
+        name,
+        checksum: createHash('md5').update(bytes).digest('hex'),
+        length: String(bytes.length),
+        state: { id: 'Success', descriptor: 'Success' },
+      },
+      { _owner: container.id, _base64: part.base64 },
+    );
     return json(c, view(rec), 201);
   });
 }

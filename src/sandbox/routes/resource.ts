@@ -22,15 +22,18 @@ export function fieldFilter(item: Rec, q: Query, skip: ReadonlySet<string> = RES
 }
 
 /** Keep items whose `field` (ISO date/time) falls within fromDate..toDate (inclusive, by date prefix). */
-export const dateRange = (field: string): Filter => (item, q) => {
-  const v = String(item[field] ?? '');
-  const from = q.fromDate?.[0];
-  const to = q.toDate?.[0];
-  const cmp = (bound: string) => (bound.length <= 10 ? v.slice(0, 10) : v).localeCompare(bound.length <= 10 ? bound : new Date(bound).toISOString());
-  if (from && cmp(from) < 0) return false;
-  if (to && cmp(to) > 0) return false;
-  return true;
-};
+export const dateRange =
+  (field: string): Filter =>
+  (item, q) => {
+    const v = String(item[field] ?? '');
+    const from = q.fromDate?.[0];
+    const to = q.toDate?.[0];
+    const cmp = (bound: string) =>
+      (bound.length <= 10 ? v.slice(0, 10) : v).localeCompare(bound.length <= 10 ? bound : new Date(bound).toISOString());
+    if (from && cmp(from) < 0) return false;
+    if (to && cmp(to) > 0) return false;
+    return true;
+  };
 
 /** Answer a paged `{data, total}` envelope from a plain array. */
 export function pagedArray(c: Ctx, items: unknown[]): Response {
@@ -63,7 +66,16 @@ export function resource(app: Hono<SandboxEnv>, o: ResourceOpts) {
      * `custom` filters own their query keys (the generic field filter skips them); `resolve` maps query values
      * through a collection's aliases (e.g. worker=Employee_ID=21001 → the worker's id) before filtering.
      */
-    list(path: string, opts: { custom?: Record<string, Filter>; filters?: Filter[]; resolve?: Record<string, Collection>; blank?: (q: Query) => boolean; visible?: (i: Rec) => boolean } = {}) {
+    list(
+      path: string,
+      opts: {
+        custom?: Record<string, Filter>;
+        filters?: Filter[];
+        resolve?: Record<string, Collection>;
+        blank?: (q: Query) => boolean;
+        visible?: (i: Rec) => boolean;
+      } = {},
+    ) {
       const skip = new Set([...RESERVED, ...Object.keys(opts.custom ?? {})]);
       app.get(path, (c) => {
         const owner = ownerOf(c);
@@ -81,7 +93,11 @@ export function resource(app: Hono<SandboxEnv>, o: ResourceOpts) {
       app.get(path, (c) => json(c, show(find(c))));
     },
     /** POST → 201 with the new record; `build` validates and shapes the body, `after` may use the new id. */
-    create(path: string, build: (body: Body, c: Ctx, owner?: Rec) => Body = (b) => b, opts: { emptyBody?: boolean; after?: (rec: Rec, owner?: Rec) => void } = {}) {
+    create(
+      path: string,
+      build: (body: Body, c: Ctx, owner?: Rec) => Body = (b) => b,
+      opts: { emptyBody?: boolean; after?: (rec: Rec, owner?: Rec) => void } = {},
+    ) {
       app.post(path, (c) => {
         const owner = ownerOf(c);
         const body = objectBody(c, opts.emptyBody);

@@ -14,28 +14,39 @@ export function staffingRoutes(app: Hono<SandboxEnv>, db: Db): void {
   workers.get(`${P}/workers/:id`);
 
   resource(app, {
-    coll: db.serviceDates, owner: db.workers,
+    coll: db.serviceDates,
+    owner: db.workers,
     view: (r) => ({ hireDate: r.hireDate, originalHireDate: r.originalHireDate, continuousServiceDate: r.continuousServiceDate }),
   }).list(`${P}/workers/:owner/serviceDates`);
 
   const skillName: Filter = (i, q) => (q.skill ?? q.skillName)!.some((s) => lc(i.descriptor).includes(lc(s)));
   const source: Filter = (i, q) => q.source!.some((s) => i.skillSources.some((x: any) => [x.id, x.descriptor, x.sourceType].map(lc).includes(lc(s))));
-  resource(app, { coll: db.skills, owner: db.workers }).list(`${P}/workers/:owner/explicitSkills`, { custom: { skill: skillName, skillName, source } });
+  resource(app, { coll: db.skills, owner: db.workers }).list(`${P}/workers/:owner/explicitSkills`, {
+    custom: { skill: skillName, skillName, source },
+  });
 
   const changes = [
     ['jobChanges', 'Job Change', db.jobChanges],
     ['organizationAssignmentChanges', 'Organization Assignment Change', db.orgAssignmentChanges],
   ] as const;
   for (const [seg, label, coll] of changes) {
-    resource(app, { coll, owner: db.workers }).create(`${P}/workers/:owner/${seg}`, (body, _c, owner) => {
-      requireRef(body, 'worker');
-      const target = db.workers.get(body.worker.id);
-      return {
-        descriptor: `${label}: ${target?.descriptor ?? owner?.descriptor}`,
-        ...body,
-        status: { id: 'In_Progress', descriptor: 'In Progress' },
-      };
-    }, { after: (rec) => { rec.href = `${API_BASE}/staffing/v7/${seg}/${rec.id}`; } });
+    resource(app, { coll, owner: db.workers }).create(
+      `${P}/workers/:owner/${seg}`,
+      (body, _c, owner) => {
+        requireRef(body, 'worker');
+        const target = db.workers.get(body.worker.id);
+        return {
+          descriptor: `${label}: ${target?.descriptor ?? owner?.descriptor}`,
+          ...body,
+          status: { id: 'In_Progress', descriptor: 'In Progress' },
+        };
+      },
+      {
+        after: (rec) => {
+          rec.href = `${API_BASE}/staffing/v7/${seg}/${rec.id}`;
+        },
+      },
+    );
     app.get(`${P}/${seg}/:id`, (c) => json(c, view(coll.require(param(c, 'id')))));
     app.post(`${P}/${seg}/:id/submit`, (c) => {
       const rec = coll.update(param(c, 'id'), { status: { id: 'Submitted', descriptor: 'Submitted' } });
@@ -52,5 +63,9 @@ export function staffingRoutes(app: Hono<SandboxEnv>, db: Db): void {
     app.get(`${P}/values/${group}/jobs`, (c) => pagedArray(c, jobRefs(queries(c).worker?.[0])));
   }
   app.get(`${P}/values/jobChangesGroup/reason`, (c) =>
-    pagedArray(c, db.lookups.jobChangeReasons.map((r) => ({ ...r, href: `${API_BASE}/staffing/v7/values/jobChangesGroup/reason/${r.id}` }))));
+    pagedArray(
+      c,
+      db.lookups.jobChangeReasons.map((r) => ({ ...r, href: `${API_BASE}/staffing/v7/values/jobChangesGroup/reason/${r.id}` })),
+    ),
+  );
 }

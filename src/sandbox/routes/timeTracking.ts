@@ -7,9 +7,15 @@ const P = '/ccx/timeTracking/v5';
 
 /** The time tracking view of a worker (same people as staffing, fewer fields). */
 const ttWorker = (w: Rec) => ({
-  id: w.id, descriptor: w.descriptor, href: `${API_BASE}/timeTracking/v5/workers/${w.id}`, workerId: w.workerId,
-  primaryJob: { id: w.primaryJob.id, descriptor: w.primaryJob.descriptor }, businessTitle: w.primaryJob.businessTitle,
-  supervisoryOrganization: w.primaryJob.supervisoryOrganization, location: w.primaryJob.location, workerType: w.workerType,
+  id: w.id,
+  descriptor: w.descriptor,
+  href: `${API_BASE}/timeTracking/v5/workers/${w.id}`,
+  workerId: w.workerId,
+  primaryJob: { id: w.primaryJob.id, descriptor: w.primaryJob.descriptor },
+  businessTitle: w.primaryJob.businessTitle,
+  supervisoryOrganization: w.primaryJob.supervisoryOrganization,
+  location: w.primaryJob.location,
+  workerType: w.workerType,
 });
 
 export function timeTrackingRoutes(app: Hono<SandboxEnv>, db: Db): void {
@@ -27,7 +33,9 @@ export function timeTrackingRoutes(app: Hono<SandboxEnv>, db: Db): void {
   const blocks = resource(app, { coll: db.timeBlocks, owner: db.workers });
   const B = `${P}/workers/:owner/workerTimeBlock`;
   blocks.create(B, (body, _c, owner) => ({
-    descriptor: `Time Block: ${owner!.descriptor}`, doNotBill: false, ...body,
+    descriptor: `Time Block: ${owner!.descriptor}`,
+    doNotBill: false,
+    ...body,
     worker: { id: owner!.id, descriptor: owner!.descriptor },
   }));
   blocks.get(`${B}/:id`);

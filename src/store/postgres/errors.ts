@@ -16,7 +16,10 @@ export function storageError(cause: unknown): unknown {
   const message = (cause as Error)?.message ?? String(cause);
   const lost = /Connection terminated|connection timeout|Client has encountered a connection error/i.test(message);
   if (!SQLSTATE.test(code) && !NETWORK.has(code) && !lost) return cause;
-  const err = new StorageUnavailableError(`the PostgreSQL database cannot be used now (${code || 'connection lost'}: ${message}); check the database server`, { cause });
+  const err = new StorageUnavailableError(
+    `the PostgreSQL database cannot be used now (${code || 'connection lost'}: ${message}); check the database server`,
+    { cause },
+  );
   if (code) (err as Error & { code?: string }).code = code;
   return err;
 }

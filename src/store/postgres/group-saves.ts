@@ -153,16 +153,18 @@ export class GroupSaves {
   private async update(saves: PendingSave[]): Promise<PendingSave[]> {
     if (saves.length === 0) return [];
     const { owner, seconds } = this.host.lease();
-    const { rows } = await this.host.pool.query<{ id: string }>(prepared(
-      `UPDATE ${this.host.table} e SET status = v.status, attempt = v.attempt, record = v.record, started_at = v.started_at,
+    const { rows } = await this.host.pool.query<{ id: string }>(
+      prepared(
+        `UPDATE ${this.host.table} e SET status = v.status, attempt = v.attempt, record = v.record, started_at = v.started_at,
          finished_at = v.finished_at, duration_ms = v.duration_ms, error = v.error,
          claimed_by = CASE WHEN v.status = 'running' THEN $2 END,
          lease_until = CASE WHEN v.status = 'running' THEN now() + $3 * interval '1 second' END
        FROM json_to_recordset($1::json)
          AS v(id text, status text, attempt int, record json, started_at timestamptz, finished_at timestamptz, duration_ms bigint, error text)
        WHERE e.id = v.id RETURNING e.id`,
-      [rowsJson(saves.map((p) => stateColumnsOf(p.record))), owner, seconds],
-    ));
+        [rowsJson(saves.map((p) => stateColumnsOf(p.record))), owner, seconds],
+      ),
+    );
     this.host.committed();
     const found = new Set(rows.map((r) => r.id));
     return saves.filter((p) => !found.has(p.record.id));
@@ -173,8 +175,9 @@ export class GroupSaves {
     if (saves.length === 0) return;
     const now = new Date().toISOString();
     const { owner, seconds } = this.host.lease();
-    await this.host.pool.query(prepared(
-      `WITH v AS (
+    await this.host.pool.query(
+      prepared(
+        `WITH v AS (
          SELECT * FROM json_to_recordset($1::json)
            AS v(id text, integration text, status text, test boolean, attempt int, trigger json, record json, queued_at timestamptz,
              started_at timestamptz, finished_at timestamptz, duration_ms bigint, error text, queued_given boolean)),
@@ -189,8 +192,9 @@ export class GroupSaves {
        SELECT v.id, v.integration, v.status, v.test, v.attempt, COALESCE(v.trigger, 'null'), v.record, v.queued_at, v.started_at, v.finished_at,
          v.duration_ms, v.error, CASE WHEN v.status = 'running' THEN $2 END, CASE WHEN v.status = 'running' THEN now() + $3 * interval '1 second' END
        FROM v WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = v.id)`,
-      [rowsJson(saves.map((p) => ({ ...columnsOf(p.record, now), queuedGiven: !!p.record.queuedAt }))), owner, seconds],
-    ));
+        [rowsJson(saves.map((p) => ({ ...columnsOf(p.record, now), queuedGiven: !!p.record.queuedAt }))), owner, seconds],
+      ),
+    );
     this.host.committed();
   }
 
@@ -198,13 +202,15 @@ export class GroupSaves {
   private async updateOne(p: PendingSave): Promise<boolean> {
     const c = stateColumnsOf(p.record);
     const { owner, seconds } = this.host.lease();
-    const { rowCount } = await this.host.pool.query(prepared(
-      `UPDATE ${this.host.table} SET status = $2, attempt = $3, record = $4::json, started_at = $5, finished_at = $6, duration_ms = $7, error = $8,
+    const { rowCount } = await this.host.pool.query(
+      prepared(
+        `UPDATE ${this.host.table} SET status = $2, attempt = $3, record = $4::json, started_at = $5, finished_at = $6, duration_ms = $7, error = $8,
          claimed_by = CASE WHEN $2 = 'running' THEN $9 END,
          lease_until = CASE WHEN $2 = 'running' THEN now() + $10 * interval '1 second' END
        WHERE id = $1`,
-      [c.id, c.status, c.attempt, c.record, c.startedAt, c.finishedAt, c.durationMs, c.error, owner, seconds],
-    ));
+        [c.id, c.status, c.attempt, c.record, c.startedAt, c.finishedAt, c.durationMs, c.error, owner, seconds],
+      ),
+    );
     this.host.committed();
     return (rowCount ?? 0) > 0;
   }
@@ -213,16 +219,34 @@ export class GroupSaves {
   private async upsertOne(p: PendingSave): Promise<void> {
     const c = columnsOf(p.record, new Date().toISOString());
     const { owner, seconds } = this.host.lease();
-    await this.host.pool.query(prepared(
-      `INSERT INTO ${this.host.table} AS e (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, claimed_by, lease_until)
+    await this.host.pool.query(
+      prepared(
+        `INSERT INTO ${this.host.table} AS e (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, claimed_by, lease_until)
        VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10, $11, $12,
          CASE WHEN $3 = 'running' THEN $14 END, CASE WHEN $3 = 'running' THEN now() + $15 * interval '1 second' END)
        ON CONFLICT (id) DO UPDATE SET integration = excluded.integration, status = excluded.status, test = excluded.test, attempt = excluded.attempt,
          record = excluded.record, queued_at = CASE WHEN $13 THEN excluded.queued_at ELSE e.queued_at END,
          started_at = excluded.started_at, finished_at = excluded.finished_at, duration_ms = excluded.duration_ms, error = excluded.error,
          claimed_by = excluded.claimed_by, lease_until = excluded.lease_until`,
-      [c.id, c.integration, c.status, c.test, c.attempt, c.trigger, c.record, c.queuedAt, c.startedAt, c.finishedAt, c.durationMs, c.error, !!p.record.queuedAt, owner, seconds],
-    ));
+        [
+          c.id,
+          c.integration,
+          c.status,
+          c.test,
+          c.attempt,
+          c.trigger,
+          c.record,
+          c.queuedAt,
+          c.startedAt,
+          c.finishedAt,
+          c.durationMs,
+          c.error,
+          !!p.record.queuedAt,
+          owner,
+          seconds,
+        ],
+      ),
+    );
     this.host.committed();
   }
 }

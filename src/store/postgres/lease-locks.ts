@@ -37,17 +37,21 @@ export class LeaseLocks {
   }
 
   run<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    return this.local.run(key, async () => {
-      await this.acquire(key, signal);
-      const renew = setInterval(() => void this.renew(key).catch(() => undefined), Math.max(100, Math.floor(this.leaseMs / 3)));
-      renew.unref();
-      try {
-        return await fn();
-      } finally {
-        clearInterval(renew);
-        await this.pool.query(`DELETE FROM ${this.table} WHERE key = $1 AND owner = $2`, [key, this.owner]).catch(() => undefined);
-      }
-    }, signal);
+    return this.local.run(
+      key,
+      async () => {
+        await this.acquire(key, signal);
+        const renew = setInterval(() => void this.renew(key).catch(() => undefined), Math.max(100, Math.floor(this.leaseMs / 3)));
+        renew.unref();
+        try {
+          return await fn();
+        } finally {
+          clearInterval(renew);
+          await this.pool.query(`DELETE FROM ${this.table} WHERE key = $1 AND owner = $2`, [key, this.owner]).catch(() => undefined);
+        }
+      },
+      signal,
+    );
   }
 
   private async acquire(key: string, signal?: AbortSignal): Promise<void> {
@@ -66,6 +70,10 @@ export class LeaseLocks {
   }
 
   private async renew(key: string): Promise<void> {
-    await this.pool.query(`UPDATE ${this.table} SET lease_until = now() + $3 * interval '1 millisecond' WHERE key = $1 AND owner = $2`, [key, this.owner, this.leaseMs]);
+    await this.pool.query(`UPDATE ${this.table} SET lease_until = now() + $3 * interval '1 millisecond' WHERE key = $1 AND owner = $2`, [
+      key,
+      this.owner,
+      this.leaseMs,
+    ]);
   }
 }

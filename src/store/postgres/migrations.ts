@@ -125,7 +125,9 @@ export async function migrate(pool: Pool, schema: string): Promise<number> {
       const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${s}.schema_version`);
       const current = rows[0]?.version ?? 0;
       if (current > MIGRATIONS.length) {
-        throw new Error(`the database schema ${schema} is version ${current}, newer than this hcm-runner knows (${MIGRATIONS.length}): upgrade hcm-runner`);
+        throw new Error(
+          `the database schema ${schema} is version ${current}, newer than this hcm-runner knows (${MIGRATIONS.length}): upgrade hcm-runner`,
+        );
       }
       for (let v = current; v < MIGRATIONS.length; v++) await client.query(MIGRATIONS[v]!(s));
       if (rows.length === 0) await client.query(`INSERT INTO ${s}.schema_version (version) VALUES ($1)`, [MIGRATIONS.length]);

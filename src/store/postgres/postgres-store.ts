@@ -202,7 +202,8 @@ export class PostgresStore extends SqlStore {
     const keyFn = () => {
       if (key) return key;
       const secret = opts.secret ?? process.env[SECRET_ENV];
-      if (!secret) throw new Error(`${SECRET_ENV} is not set: replicas sharing a PostgreSQL database need the same ${SECRET_ENV} to encrypt stored tokens`);
+      if (!secret)
+        throw new Error(`${SECRET_ENV} is not set: replicas sharing a PostgreSQL database need the same ${SECRET_ENV} to encrypt stored tokens`);
       key = deriveKey(secret);
       return key;
     };
@@ -241,16 +242,18 @@ export class PostgresStore extends SqlStore {
     const now = new Date().toISOString();
     const cols = executions.map((e) => columnsOf(queuedRecord(e, now), now));
     await on
-      .query(prepared(
-        `WITH ins AS (
+      .query(
+        prepared(
+          `WITH ins AS (
            INSERT INTO ${this.s}.executions (id, integration, status, test, attempt, trigger, record, queued_at)
            SELECT id, integration, 'queued', test, attempt, COALESCE(trigger, 'null'), record, queued_at
            FROM json_to_recordset($1::json) AS t(id text, integration text, test boolean, attempt int, trigger json, record json, queued_at timestamptz)
            RETURNING integration),
          names AS (SELECT string_agg(DISTINCT integration, E'\\n') AS list FROM ins)
          SELECT pg_notify($2, CASE WHEN octet_length(list) < 7900 THEN list ELSE '' END) FROM names`,
-        [rowsJson(cols), this.channel],
-      ))
+          [rowsJson(cols), this.channel],
+        ),
+      )
       .catch((err: unknown) => Promise.reject(storageError(err)));
   }
 
@@ -311,12 +314,14 @@ export class PostgresStore extends SqlStore {
     if (this.closed) throw new Error('the store is closed');
     const now = new Date().toISOString();
     const { rows } = await this.pool
-      .query(prepared(
-        `UPDATE ${this.s}.executions SET status = 'running', attempt = $2, started_at = $3, finished_at = NULL, duration_ms = NULL, error = NULL,
+      .query(
+        prepared(
+          `UPDATE ${this.s}.executions SET status = 'running', attempt = $2, started_at = $3, finished_at = NULL, duration_ms = NULL, error = NULL,
            claimed_by = $4, lease_until = now() + $5 * interval '1 second'
          WHERE id = $1 AND status IN ('queued', 'running') RETURNING ${EXEC_COLS}`,
-        [id, attempt, now, this.owner, this.leaseSec],
-      ))
+          [id, attempt, now, this.owner, this.leaseSec],
+        ),
+      )
       .catch((err: unknown) => Promise.reject(storageError(err)));
     this.stats.commits++;
     return rows[0] ? runningRecord(this.record(rows[0]), attempt, now) : undefined;

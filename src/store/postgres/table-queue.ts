@@ -199,11 +199,17 @@ export class TableQueue implements ExecutionQueue {
              started_at = CASE WHEN u.status = 'queued' THEN NULL ELSE e.started_at END
            FROM unnest($1::text[], $2::text[], $3::int[]) AS u(id, status, attempt)
            WHERE e.id = u.id AND e.claimed_by = $4 AND e.status = 'running'`,
-          [unstarted.map((j) => j.id), unstarted.map((j) => j.previous?.status ?? 'queued'), unstarted.map((j) => j.previous?.attempt ?? j.attempt), this.owner],
+          [
+            unstarted.map((j) => j.id),
+            unstarted.map((j) => j.previous?.status ?? 'queued'),
+            unstarted.map((j) => j.previous?.attempt ?? j.attempt),
+            this.owner,
+          ],
         );
       }
       if (running.length) await this.expire(running);
-      if (unstarted.length + running.length) this.logger?.info({ count: unstarted.length + running.length }, 'handed unfinished executions back to the cluster');
+      if (unstarted.length + running.length)
+        this.logger?.info({ count: unstarted.length + running.length }, 'handed unfinished executions back to the cluster');
     } catch (err) {
       this.logger?.warn({ err: (err as Error).message }, 'could not hand executions back; they are taken over when their leases run out');
     }
@@ -292,8 +298,9 @@ export class TableQueue implements ExecutionQueue {
 
   /** One statement claims up to `n` rows of each integration, oldest first, skipping rows others lock. */
   private async claim(caps: Array<[string, number]>): Promise<ClaimRow[]> {
-    const { rows } = await this.pool.query<ClaimRow>(prepared(
-      `WITH caps AS (SELECT * FROM unnest($1::text[], $2::int[]) AS c(integration, n)),
+    const { rows } = await this.pool.query<ClaimRow>(
+      prepared(
+        `WITH caps AS (SELECT * FROM unnest($1::text[], $2::int[]) AS c(integration, n)),
        picked AS (
          SELECT x.id, x.status AS was, x.attempt AS was_attempt, x.attempt >= $3 AS poison
          FROM caps CROSS JOIN LATERAL (
@@ -310,8 +317,9 @@ export class TableQueue implements ExecutionQueue {
          claimed_by = $4, lease_until = now() + $5 * interval '1 second'
        FROM picked p WHERE e.id = p.id
        RETURNING e.id, e.integration, e.status, e.test, e.attempt, e.trigger, e.record, e.queued_at, e.started_at, e.finished_at, p.was, p.was_attempt`,
-      [caps.map((c) => c[0]), caps.map((c) => c[1]), this.binding.maxInterruptions(), this.owner, this.leaseSec],
-    ));
+        [caps.map((c) => c[0]), caps.map((c) => c[1]), this.binding.maxInterruptions(), this.owner, this.leaseSec],
+      ),
+    );
     return rows;
   }
 
@@ -327,10 +335,15 @@ export class TableQueue implements ExecutionQueue {
       integration: row.integration,
       attempt: row.attempt,
       // Poison (resumed too often) is recognised by the dispatcher from `previous`; its record is left as it was.
-      record: resumed && row.attempt === row.was_attempt ? stored : runningRecord(stored, row.attempt, iso(row.started_at) ?? new Date().toISOString()),
+      record:
+        resumed && row.attempt === row.was_attempt ? stored : runningRecord(stored, row.attempt, iso(row.started_at) ?? new Date().toISOString()),
       ...(resumed ? { recovered: true, previous: { status: 'running' as const, attempt: row.was_attempt } } : {}),
     };
-    if (resumed) this.logger?.warn({ executionId: row.id, integration: row.integration, attempt: row.attempt }, 'taking over an execution whose replica stopped while running it');
+    if (resumed)
+      this.logger?.warn(
+        { executionId: row.id, integration: row.integration, attempt: row.attempt },
+        'taking over an execution whose replica stopped while running it',
+      );
     this.lanes.push(job);
   }
 
@@ -354,16 +367,19 @@ export class TableQueue implements ExecutionQueue {
     for (const j of held) {
       // A synchronous run is in the table only once it was made durable.
       if (!alive.has(j.id) && !j.local && this.held.has(j.id)) {
-        this.logger?.warn({ executionId: j.id }, 'lost the lease of a running execution (this replica was unresponsive); another replica may run it too');
+        this.logger?.warn(
+          { executionId: j.id },
+          'lost the lease of a running execution (this replica was unresponsive); another replica may run it too',
+        );
       }
     }
   }
 
   private async expire(ids: string[]): Promise<void> {
-    await this.pool.query(`UPDATE ${this.table} SET lease_until = now() - interval '1 second' WHERE id = ANY($1) AND claimed_by = $2 AND status = 'running'`, [
-      ids,
-      this.owner,
-    ]);
+    await this.pool.query(
+      `UPDATE ${this.table} SET lease_until = now() - interval '1 second' WHERE id = ANY($1) AND claimed_by = $2 AND status = 'running'`,
+      [ids, this.owner],
+    );
   }
 
   /**
@@ -379,7 +395,10 @@ export class TableQueue implements ExecutionQueue {
     const by: Record<string, number> = {};
     let total = 0;
     for (const r of rows) {
-      if (r.queued) (by[r.integration] = r.queued), (total += r.queued);
+      if (r.queued) {
+        by[r.integration] = r.queued;
+        total += r.queued;
+      }
       if (r.claimable) this.hint(r.integration);
     }
     this.queued = { total, by };
@@ -428,7 +447,9 @@ export class TableQueue implements ExecutionQueue {
   }
 
   private track(p: Promise<unknown>): void {
-    const q = p.catch((err: Error) => this.logger?.warn({ err: err.message }, 'could not hand an execution back; it is taken over when its lease runs out'));
+    const q = p.catch((err: Error) =>
+      this.logger?.warn({ err: err.message }, 'could not hand an execution back; it is taken over when its lease runs out'),
+    );
     this.pendingOps.add(q);
     void q.finally(() => this.pendingOps.delete(q));
   }

@@ -23,11 +23,23 @@ export const countByStatus = 'SELECT status, COUNT(*) AS n FROM executions GROUP
 export function listExecutions(f: { integration?: string; status?: string; before?: string; limit: number }): { sql: string; params: unknown[] } {
   const where: string[] = [];
   const params: unknown[] = [];
-  if (f.integration !== undefined) (where.push('integration = ?'), params.push(f.integration));
-  if (f.status !== undefined) (where.push('status = ?'), params.push(f.status));
-  if (f.before !== undefined) (where.push('queued_at < ?'), params.push(f.before));
+  if (f.integration !== undefined) {
+    where.push('integration = ?');
+    params.push(f.integration);
+  }
+  if (f.status !== undefined) {
+    where.push('status = ?');
+    params.push(f.status);
+  }
+  if (f.before !== undefined) {
+    where.push('queued_at < ?');
+    params.push(f.before);
+  }
   params.push(f.limit);
-  return { sql: `SELECT ${SUMMARY_COLS} FROM executions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY queued_at DESC, id DESC LIMIT ?`, params };
+  return {
+    sql: `SELECT ${SUMMARY_COLS} FROM executions ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY queued_at DESC, id DESC LIMIT ?`,
+    params,
+  };
 }
 
 /** Marks a queued (or interrupted) execution running; nothing for a finished or missing one. */
@@ -68,7 +80,9 @@ export const rotateToken = (integration: string, token: string, now: string): St
 export const isListening = 'SELECT 1 AS one FROM listening WHERE integration = ?';
 export const listeningIntegrations = 'SELECT integration FROM listening ORDER BY integration';
 export const setListening = (integration: string, on: boolean, now: string): Step =>
-  on ? s('INSERT INTO listening (integration, since) VALUES (?, ?) ON CONFLICT DO NOTHING', integration, now) : s('DELETE FROM listening WHERE integration = ?', integration);
+  on
+    ? s('INSERT INTO listening (integration, since) VALUES (?, ?) ON CONFLICT DO NOTHING', integration, now)
+    : s('DELETE FROM listening WHERE integration = ?', integration);
 
 export const listCaptures = `SELECT ${CAPTURE_COLS} FROM captures WHERE integration = ? ORDER BY seq DESC LIMIT ?`;
 export const getCapture = `SELECT ${CAPTURE_COLS} FROM captures WHERE integration = ? AND id = ?`;
@@ -83,7 +97,12 @@ export const addCapture = (c: { integration: string; id: string; receivedAt: str
     c.receivedAt,
     c.trigger,
   ),
-  s(`DELETE FROM captures WHERE integration = ? AND seq NOT IN (SELECT seq FROM captures WHERE integration = ? ORDER BY seq DESC LIMIT ?)`, c.integration, c.integration, keep),
+  s(
+    `DELETE FROM captures WHERE integration = ? AND seq NOT IN (SELECT seq FROM captures WHERE integration = ? ORDER BY seq DESC LIMIT ?)`,
+    c.integration,
+    c.integration,
+    keep,
+  ),
 ];
 
 export const getPayload = `SELECT ${PAYLOAD_COLS} FROM payloads WHERE integration = ? AND name = ?`;
@@ -98,7 +117,8 @@ export const savePayload = (integration: string, name: string, trigger: string, 
     now,
     now,
   );
-export const deletePayload = (integration: string, name: string): Step => s('DELETE FROM payloads WHERE integration = ? AND name = ?', integration, name);
+export const deletePayload = (integration: string, name: string): Step =>
+  s('DELETE FROM payloads WHERE integration = ? AND name = ?', integration, name);
 
 // Trigger state ----------------------------------------------------------------------------------
 
@@ -113,8 +133,11 @@ export const setState = (integration: string, key: string, value: string, now: s
     now,
   );
 export const deleteState = (integration: string, key?: string): Step =>
-  key === undefined ? s('DELETE FROM trigger_state WHERE integration = ?', integration) : s('DELETE FROM trigger_state WHERE integration = ? AND key = ?', integration, key);
-export const takeState = (integration: string, key: string): Step => s('DELETE FROM trigger_state WHERE integration = ? AND key = ? RETURNING value', integration, key);
+  key === undefined
+    ? s('DELETE FROM trigger_state WHERE integration = ?', integration)
+    : s('DELETE FROM trigger_state WHERE integration = ? AND key = ?', integration, key);
+export const takeState = (integration: string, key: string): Step =>
+  s('DELETE FROM trigger_state WHERE integration = ? AND key = ? RETURNING value', integration, key);
 
 export const seenKeys = 'SELECT key FROM poll_seen WHERE integration = ?';
 /**
@@ -136,7 +159,12 @@ export const commitSeen = (integration: string, keys: string[], maxSeen: number)
         ),
       ]
     : []),
-  s(`DELETE FROM poll_seen WHERE integration = ? AND seq NOT IN (SELECT seq FROM poll_seen WHERE integration = ? ORDER BY seq DESC LIMIT ?)`, integration, integration, maxSeen),
+  s(
+    `DELETE FROM poll_seen WHERE integration = ? AND seq NOT IN (SELECT seq FROM poll_seen WHERE integration = ? ORDER BY seq DESC LIMIT ?)`,
+    integration,
+    integration,
+    maxSeen,
+  ),
 ];
 
 export const claimTick = (integration: string, tick: string, now: string): Step =>
@@ -148,4 +176,9 @@ export const getTokenBlob = 'SELECT blob FROM tokens WHERE key = ?';
 export const setTokenBlob = (key: string, blob: string | undefined, now: string): Step =>
   blob === undefined
     ? s('DELETE FROM tokens WHERE key = ?', key)
-    : s('INSERT INTO tokens (key, blob, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET blob = excluded.blob, updated_at = excluded.updated_at', key, blob, now);
+    : s(
+        'INSERT INTO tokens (key, blob, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET blob = excluded.blob, updated_at = excluded.updated_at',
+        key,
+        blob,
+        now,
+      );

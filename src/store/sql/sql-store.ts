@@ -67,7 +67,12 @@ export abstract class SqlStore implements Store {
   }
 
   private capture(row: Row): Capture {
-    return { id: String(row.id), integration: String(row.integration), receivedAt: iso(row.received_at as string | Date)!, trigger: this.d.json(row.trigger) };
+    return {
+      id: String(row.id),
+      integration: String(row.integration),
+      receivedAt: iso(row.received_at as string | Date)!,
+      trigger: this.d.json(row.trigger),
+    };
   }
 
   private payload(row: Row): SavedPayload {
@@ -96,7 +101,12 @@ export abstract class SqlStore implements Store {
 
   async listExecutions(filter: ExecutionFilter = {}): Promise<ExecutionSummary[]> {
     checkFilter(filter);
-    const q = plan.listExecutions({ integration: filter.integration, status: filter.status, before: filter.before === undefined ? undefined : iso(filter.before), limit: clampLimit(filter.limit) });
+    const q = plan.listExecutions({
+      integration: filter.integration,
+      status: filter.status,
+      before: filter.before === undefined ? undefined : iso(filter.before),
+      limit: clampLimit(filter.limit),
+    });
     return (await this.read(q.sql, q.params)).map((r) => summaryFromRow(r as never));
   }
 
@@ -106,7 +116,8 @@ export abstract class SqlStore implements Store {
 
   async countByStatus(): Promise<Record<ExecutionStatus, number>> {
     const counts = emptyCounts();
-    for (const r of await this.read<{ status: ExecutionStatus; n: number | string }>(plan.countByStatus)) if (r.status in counts) counts[r.status] = Number(r.n);
+    for (const r of await this.read<{ status: ExecutionStatus; n: number | string }>(plan.countByStatus))
+      if (r.status in counts) counts[r.status] = Number(r.n);
     return counts;
   }
 
@@ -151,7 +162,13 @@ export abstract class SqlStore implements Store {
 
   async addCapture(capture: Capture, keep = DEFAULT_CAPTURE_KEEP): Promise<void> {
     const receivedAt = iso(capture.receivedAt) ?? new Date().toISOString();
-    await this.write('capture', plan.addCapture({ integration: capture.integration, id: capture.id, receivedAt, trigger: JSON.stringify(capture.trigger ?? null) }, Math.max(0, Math.floor(keep))));
+    await this.write(
+      'capture',
+      plan.addCapture(
+        { integration: capture.integration, id: capture.id, receivedAt, trigger: JSON.stringify(capture.trigger ?? null) },
+        Math.max(0, Math.floor(keep)),
+      ),
+    );
   }
 
   async listCaptures(integration: string, limit = DEFAULT_CAPTURE_KEEP): Promise<Capture[]> {

@@ -1,8 +1,7 @@
 /** Turns file-system and SQLite failures into errors that name the path and what to do. */
 import { StorageUnavailableError } from '../../common/errors.js';
 
-const ADVICE =
-  'Check that it is a directory the user running hcm-runner can write to (or pass another --data directory).';
+const ADVICE = 'Check that it is a directory the user running hcm-runner can write to (or pass another --data directory).';
 
 export function openError(dir: string, cause: unknown): Error {
   const e = cause as NodeJS.ErrnoException & { code?: string };
@@ -61,7 +60,10 @@ export function writeError(dir: string, cause: unknown): Error {
 export function readError(dir: string, cause: unknown): Error {
   const code = (cause as { code?: string })?.code ?? '';
   if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB') {
-    return unavailable(`the database in data directory "${dir}" is corrupt (${code}): stop hcm-runner, restore "${dir}/hcm-runner.db" from a backup or move it away, and start again`, cause);
+    return unavailable(
+      `the database in data directory "${dir}" is corrupt (${code}): stop hcm-runner, restore "${dir}/hcm-runner.db" from a backup or move it away, and start again`,
+      cause,
+    );
   }
   if (code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN' || code === 'EIO') {
     return unavailable(`cannot read the database in data directory "${dir}" (${code}): check the disk and the file's permissions`, cause);

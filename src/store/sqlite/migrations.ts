@@ -100,9 +100,7 @@ export function migrate(db: Database.Database): number {
     const row = db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
     const current = row?.version ?? 0;
     if (current > MIGRATIONS.length) {
-      throw new Error(
-        `the database schema is version ${current}, newer than this hcm-runner knows (${MIGRATIONS.length}): upgrade hcm-runner`,
-      );
+      throw new Error(`the database schema is version ${current}, newer than this hcm-runner knows (${MIGRATIONS.length}): upgrade hcm-runner`);
     }
     for (let v = current; v < MIGRATIONS.length; v++) db.exec(MIGRATIONS[v]!);
     if (!row) db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(MIGRATIONS.length);

@@ -154,7 +154,7 @@ export class SqliteStore extends SqlStore {
       db.pragma('foreign_keys = ON');
       migrate(db);
       // The WAL file exists while a connection is open (SQLite deletes it when the last closes).
-      walFd = openSync(join(dir, SQLITE_FILE) + '-wal', 'r+');
+      walFd = openSync(`${join(dir, SQLITE_FILE)}-wal`, 'r+');
     } catch (err) {
       if (walFd !== undefined) closeSync(walFd);
       try {
@@ -196,7 +196,15 @@ export class SqliteStore extends SqlStore {
     );
     for (const e of executions) {
       const c = columnsOf(queuedRecord(e, now), now);
-      stmt.run({ id: c.id, integration: c.integration, test: c.test ? 1 : 0, attempt: c.attempt, trigger: c.trigger, record: c.record, queuedAt: c.queuedAt });
+      stmt.run({
+        id: c.id,
+        integration: c.integration,
+        test: c.test ? 1 : 0,
+        attempt: c.attempt,
+        trigger: c.trigger,
+        record: c.record,
+        queuedAt: c.queuedAt,
+      });
     }
   }
 

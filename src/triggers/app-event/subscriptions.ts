@@ -98,9 +98,11 @@ export class AppEventSubscriptions {
   sync(name: string, current: CompiledIntegration | undefined): Promise<void> {
     if (this.stopped) return Promise.resolve();
     const prev = this.chains.get(name) ?? Promise.resolve();
-    const next = prev.then(() => this.apply(name, current)).catch((err) => {
-      this.host.logger?.error({ integration: name, err: (err as Error).message }, 'appEvent: subscription sync failed');
-    });
+    const next = prev
+      .then(() => this.apply(name, current))
+      .catch((err) => {
+        this.host.logger?.error({ integration: name, err: (err as Error).message }, 'appEvent: subscription sync failed');
+      });
     this.chains.set(name, next);
     void next.finally(() => {
       if (this.chains.get(name) === next) this.chains.delete(name);
@@ -169,7 +171,10 @@ export class AppEventSubscriptions {
       } else if (state) {
         const using = prev ?? def;
         if (!using) {
-          this.host.logger?.warn({ integration: name }, 'appEvent: no definition left to run the unsubscribe steps with; the subscription state is dropped');
+          this.host.logger?.warn(
+            { integration: name },
+            'appEvent: no definition left to run the unsubscribe steps with; the subscription state is dropped',
+          );
           await this.forget(name, state.id);
           return;
         }
@@ -185,7 +190,13 @@ export class AppEventSubscriptions {
     }
   }
 
-  private async subscribe(name: string, def: CompiledIntegration, fingerprint: string, urls: { live: string; test: string }, mode: 'live' | 'test'): Promise<void> {
+  private async subscribe(
+    name: string,
+    def: CompiledIntegration,
+    fingerprint: string,
+    urls: { live: string; test: string },
+    mode: 'live' | 'test',
+  ): Promise<void> {
     const store = this.host.store;
     const url = urls[mode];
     const last = (await store.getState(name, SUBSCRIBE_LAST_KEY)) as { id?: string } | undefined;
@@ -234,7 +245,12 @@ export class AppEventSubscriptions {
     this.statuses.set(name, { status: 'unsubscribed', at: this.nowIso() });
   }
 
-  private run(def: CompiledIntegration, steps: AppEventTriggerDef['subscribe'], trigger: SubscriptionTriggerData, state: Record<string, unknown>): Promise<ExecutionRecord> {
+  private run(
+    def: CompiledIntegration,
+    steps: AppEventTriggerDef['subscribe'],
+    trigger: SubscriptionTriggerData,
+    state: Record<string, unknown>,
+  ): Promise<ExecutionRecord> {
     return runExecution({
       integration: def,
       trigger,

@@ -159,14 +159,18 @@ export class PollTrigger {
       for (let index = 0; index < items.length; index++) {
         const item = items[index];
         const k = await evaluateTemplate(trigger.key, { ...scope, input: item, item, index });
-        if (k === undefined || k === null || k === '') throw new Error(`the key expression gave no value for item #${index} (trigger.key must identify every item)`);
+        if (k === undefined || k === null || k === '')
+          throw new Error(`the key expression gave no value for item #${index} (trigger.key must identify every item)`);
         const key = typeof k === 'string' ? k : JSON.stringify(k);
         if (inResponse.has(key)) continue; // the same item twice in one response counts once
         inResponse.add(key);
         keyed.push({ key, item });
       }
       if (keyed.length > trigger.maxSeen) {
-        host.logger?.warn({ integration: name, items: keyed.length, maxSeen: trigger.maxSeen }, 'poll: more items in one response than maxSeen; raise maxSeen or the oldest ones will be seen as new again');
+        host.logger?.warn(
+          { integration: name, items: keyed.length, maxSeen: trigger.maxSeen },
+          'poll: more items in one response than maxSeen; raise maxSeen or the oldest ones will be seen as new again',
+        );
       }
       if (signal.aborted) throw signal.reason;
 

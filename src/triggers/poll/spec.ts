@@ -15,7 +15,11 @@ const options = {
   inputs: { schema: { $ref: '#/$defs/step/properties/inputs' } },
   items: { schema: { $ref: '#/$defs/expression' }, default: '{% data %}', description: "The items of the poll's results." },
   key: { schema: { $ref: '#/$defs/expression' }, description: 'Identity of an item, e.g. {% id %}.' },
-  mode: { schema: { enum: ['batch', 'each'] }, default: 'batch', description: 'batch: one execution per poll with all new items; each: one execution per new item.' },
+  mode: {
+    schema: { enum: ['batch', 'each'] },
+    default: 'batch',
+    description: 'batch: one execution per poll with all new items; each: one execution per new item.',
+  },
   maxSeen: { schema: { type: 'integer', minimum: 100, maximum: 1_000_000 }, default: 10_000, description: 'How many seen keys are kept.' },
 } as const;
 

@@ -27,9 +27,12 @@ export const systemClock: Clock = {
       if (wait > MAX_DELAY) {
         t = setTimeout(arm, MAX_DELAY);
       } else {
-        t = setTimeout(() => {
-          if (!cancelled) fn();
-        }, Math.max(0, wait));
+        t = setTimeout(
+          () => {
+            if (!cancelled) fn();
+          },
+          Math.max(0, wait),
+        );
       }
       t.unref();
     };

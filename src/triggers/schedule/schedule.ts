@@ -90,7 +90,10 @@ export class ScheduleTrigger {
       const now = this.host.clock.now();
       const missed = latestRunAtOrBefore(this.trigger, now, last);
       if (!missed) return;
-      this.host.logger?.info({ integration: this.name, scheduledAt: missed.toISOString(), lastTick: state!.lastTick }, 'schedule: catching up the latest missed tick');
+      this.host.logger?.info(
+        { integration: this.name, scheduledAt: missed.toISOString(), lastTick: state!.lastTick },
+        'schedule: catching up the latest missed tick',
+      );
       await this.fire(missed, new Date(now));
     } catch (err) {
       this.host.logger?.error({ integration: this.name, err: (err as Error).message }, 'schedule: catch-up failed');
@@ -118,7 +121,10 @@ export class ScheduleTrigger {
       log?.debug({ integration: name, executionId: id, scheduledAt: tick }, 'schedule: fired');
     } catch (err) {
       const busy = (err as Error)?.name === 'BusyError';
-      log?.[busy ? 'warn' : 'error']({ integration: name, scheduledAt: tick, err: (err as Error).message }, busy ? 'schedule: tick dropped, the runner is busy' : 'schedule: tick failed');
+      log?.[busy ? 'warn' : 'error'](
+        { integration: name, scheduledAt: tick, err: (err as Error).message },
+        busy ? 'schedule: tick dropped, the runner is busy' : 'schedule: tick failed',
+      );
     }
   }
 

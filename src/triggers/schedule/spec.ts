@@ -8,7 +8,11 @@ type Schedule = Extract<CompiledTrigger, { type: 'schedule' }>;
 const options = {
   ...timingOptions,
   overlap: { schema: { enum: ['skip', 'queue', 'allow'] }, default: 'skip', description: 'When the previous run is still going.' },
-  catchUp: { schema: { enum: ['none', 'latest'] }, default: 'none', description: 'latest: run once for the latest tick missed while the runner was down.' },
+  catchUp: {
+    schema: { enum: ['none', 'latest'] },
+    default: 'none',
+    description: 'latest: run once for the latest tick missed while the runner was down.',
+  },
 } as const;
 
 export const scheduleSpec: TriggerSpec<Schedule> = {

@@ -27,13 +27,17 @@ export function compileTiming(raw: Record<string, unknown>, ctx: TriggerCompileC
   const timezone = stringValue(raw, timingOptions, 'timezone');
   if (!isValidTimeZone(timezone)) {
     const hint = closest(timezone, Intl.supportedValuesOf('timeZone'));
-    ctx.problem('/trigger/timezone', `unknown time zone "${timezone}"${hint ? ` — did you mean "${hint}"?` : ''}; use an IANA name such as Europe/Berlin or UTC`);
+    ctx.problem(
+      '/trigger/timezone',
+      `unknown time zone "${timezone}"${hint ? ` — did you mean "${hint}"?` : ''}; use an IANA name such as Europe/Berlin or UTC`,
+    );
   }
   const timing: ScheduleTiming = { timezone };
   if (typeof raw.every === 'string') {
     const ms = parseDuration(raw.every);
     // A malformed duration was reported by the schema; here only "0s" and the like remain.
-    if (ms === undefined && /^\d+(ms|s|m|h|d)$/.test(raw.every)) ctx.problem('/trigger/every', `"${raw.every}" is not a duration; write e.g. 30s, 15m, 2h or 1d (more than 0)`);
+    if (ms === undefined && /^\d+(ms|s|m|h|d)$/.test(raw.every))
+      ctx.problem('/trigger/every', `"${raw.every}" is not a duration; write e.g. 30s, 15m, 2h or 1d (more than 0)`);
     else timing.every = ms;
   }
   if (typeof raw.at === 'string' && /^\d\d:\d\d$/.test(raw.at)) {

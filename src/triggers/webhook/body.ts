@@ -37,7 +37,9 @@ export function mapBody(rawBody: Buffer, contentTypeHeader: string | undefined, 
     const form = rawBody.toString('utf8');
     // Counted before parsing: 6 MB of `a&a&…` is 3 million fields (seconds of work downstream).
     if (moreFieldsThan(form, limits.maxFormParts)) {
-      throw new HttpError(413, `form body has more than ${limits.maxFormParts} fields; send fewer fields (the server's limit is --max-form-parts)`, { connection: 'close' });
+      throw new HttpError(413, `form body has more than ${limits.maxFormParts} fields; send fewer fields (the server's limit is --max-form-parts)`, {
+        connection: 'close',
+      });
     }
     return { body: { data: queryToObject(form), contentType } };
   }
@@ -59,7 +61,11 @@ function mapMultipart(rawBody: Buffer, boundary: string, limits: IntakeLimits): 
     parts = parseMultipart(rawBody, boundary, limits.maxFormParts);
   } catch (err) {
     if (err instanceof TooManyPartsError) {
-      throw new HttpError(413, `multipart/form-data body has more than ${err.limit} parts; send fewer parts (the server's limit is --max-form-parts)`, { connection: 'close' });
+      throw new HttpError(
+        413,
+        `multipart/form-data body has more than ${err.limit} parts; send fewer parts (the server's limit is --max-form-parts)`,
+        { connection: 'close' },
+      );
     }
     if (err instanceof MultipartError) throw new HttpError(400, `malformed multipart/form-data body: ${err.message}`);
     throw err;
@@ -71,7 +77,10 @@ function mapMultipart(rawBody: Buffer, boundary: string, limits: IntakeLimits): 
     if (part.filename !== undefined) {
       value = binaryFromBytes(part.data, part.contentType ?? 'application/octet-stream', part.filename);
     } else if (isJsonType(mediaType)) {
-      value = { data: parseJsonBounded(decodeText(part.data, params.charset), limits.maxJsonDepth, `multipart part "${part.name}"`), contentType: part.contentType };
+      value = {
+        data: parseJsonBounded(decodeText(part.data, params.charset), limits.maxJsonDepth, `multipart part "${part.name}"`),
+        contentType: part.contentType,
+      };
     } else if (mediaType === '' || isTextType(mediaType)) {
       value = { data: decodeText(part.data, params.charset), contentType: part.contentType ?? 'text/plain' };
     } else {
@@ -95,7 +104,10 @@ class NamedValues<T = unknown> {
   private readonly out: Record<string, T | T[]> = {};
 
   add(name: string, value: T): void {
-    if (!Object.hasOwn(this.out, name)) return setOwn(this.out, name, value);
+    if (!Object.hasOwn(this.out, name)) {
+      setOwn(this.out, name, value);
+      return;
+    }
     const prev = this.out[name];
     if (Array.isArray(prev)) prev.push(value);
     else setOwn(this.out, name, [prev as T, value]);

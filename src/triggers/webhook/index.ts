@@ -1,5 +1,5 @@
 /** The webhook trigger's logic, free of any HTTP server: intake policy, mapping, HMAC, custom responses. */
-export { type WebhookRequest } from './request.js';
+export type { WebhookRequest } from './request.js';
 export { HttpError } from '../../common/errors.js';
 export { handleWebhook, bodyTooLarge, type IntakeRequest, type IntakeResponse, type WebhookIntakeHost } from './intake.js';
 export { buildWebhookTrigger, redactHeaders, REDACTED, type WebhookTriggerData, type WebhookUrls } from './trigger-data.js';

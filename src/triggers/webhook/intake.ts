@@ -60,9 +60,7 @@ export interface IntakeExecution {
 }
 
 /** What a synchronous caller waits for: an early response (core.respond) or the finished run. */
-export type SyncOutcome =
-  | { kind: 'response'; response: HttpResponseSpec }
-  | { kind: 'done'; record: Parameters<typeof syncWebhookResponse>[0] };
+export type SyncOutcome = { kind: 'response'; response: HttpResponseSpec } | { kind: 'done'; record: Parameters<typeof syncWebhookResponse>[0] };
 
 /**
  * What intake needs from the runtime, and nothing more (src/runtime/webhook-intake.ts implements
@@ -144,7 +142,12 @@ function parseTarget(path: string): Target {
   return { test, token, fragment };
 }
 
-async function intake(req: IntakeRequest, host: WebhookIntakeHost, { test, token, fragment }: Target, seen: { integration?: string }): Promise<RenderedResponse> {
+async function intake(
+  req: IntakeRequest,
+  host: WebhookIntakeHost,
+  { test, token, fragment }: Target,
+  seen: { integration?: string },
+): Promise<RenderedResponse> {
   const integration = await host.integrationForToken(token);
   if (!integration) throw new HttpError(404, 'no webhook at this URL');
   // A disabled integration's live URL does not exist; its test URL still answers (docs/server.md "Webhook intake").
@@ -154,7 +157,9 @@ async function intake(req: IntakeRequest, host: WebhookIntakeHost, { test, token
 
   const method = req.method.toUpperCase();
   if (!options.methods.includes(method)) {
-    throw new HttpError(405, `method ${method} is not allowed for this webhook; use ${options.methods.join(', ')}`, { allow: options.methods.join(', ') });
+    throw new HttpError(405, `method ${method} is not allowed for this webhook; use ${options.methods.join(', ')}`, {
+      allow: options.methods.join(', '),
+    });
   }
   if (Number(req.headers['content-length'] ?? 0) > options.maxBodyBytes) throw bodyTooLarge(options.maxBodyBytes);
   // Cheap backpressure before reading and parsing the body (the global backlog and this integration's share).
@@ -195,7 +200,12 @@ async function readBody(body: IntakeRequest['body'], limit: number): Promise<Buf
   return body;
 }
 
-async function syncRun(host: WebhookIntakeHost, integration: CompiledIntegration, execution: IntakeExecution, timeoutMs: number): Promise<RenderedResponse> {
+async function syncRun(
+  host: WebhookIntakeHost,
+  integration: CompiledIntegration,
+  execution: IntakeExecution,
+  timeoutMs: number,
+): Promise<RenderedResponse> {
   const id = execution.id;
   const watch = host.watch(id);
   try {
@@ -208,7 +218,9 @@ async function syncRun(host: WebhookIntakeHost, integration: CompiledIntegration
   const outcome = await Promise.race([watch.outcome, new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), timeoutMs)))]);
   clearTimeout(timer);
   if (outcome === 'timeout') {
-    await watch.continueInBackground?.().catch((err: Error) => host.logger?.warn({ executionId: id, err: err.message }, 'could not record the synchronous run that timed out'));
+    await watch
+      .continueInBackground?.()
+      .catch((err: Error) => host.logger?.warn({ executionId: id, err: err.message }, 'could not record the synchronous run that timed out'));
     const error = `integration ${integration.name}: the synchronous run did not finish within ${timeoutMs} ms; it continues in the background`;
     return executionJson(504, id, { error, executionId: id });
   }

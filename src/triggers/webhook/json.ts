@@ -16,7 +16,10 @@ const CLOSE_BRACE = 0x7d;
 export function parseJsonBounded(text: string, maxDepth: number, what: string): unknown {
   // Fewer brackets than the limit cannot nest deeper than it: most bodies stop at this count.
   if (text.length > maxDepth && !fewerBracketsThan(text, maxDepth + 1) && nestingExceeds(text, maxDepth)) {
-    throw new HttpError(400, `${what} nests arrays and objects more than ${maxDepth} levels deep; flatten it (the limit is fixed, see docs/server.md "Intake limits")`);
+    throw new HttpError(
+      400,
+      `${what} nests arrays and objects more than ${maxDepth} levels deep; flatten it (the limit is fixed, see docs/server.md "Intake limits")`,
+    );
   }
   try {
     return JSON.parse(text);

@@ -14,7 +14,6 @@ export interface RenderedResponse {
   body: string | Buffer;
 }
 
-
 /**
  * Evaluates the custom async response for one request. Returns undefined for the default.
  * Expressions see `$trigger` (and `$config`, `$execution`), like steps do.
@@ -26,7 +25,7 @@ export async function evaluateAsyncResponse(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<HttpResponseSpec | undefined> {
   const response = integration.trigger.type === 'webhook' || integration.trigger.type === 'appEvent' ? integration.trigger.response : undefined;
-  if (!response || response.mode !== 'async') return undefined;
+  if (response?.mode !== 'async') return undefined;
   if (!('computed' in response) && !response.custom) return undefined;
   const scope: Scope = {
     trigger,
@@ -38,7 +37,8 @@ export async function evaluateAsyncResponse(
     env,
   };
   const templates = 'computed' in response ? [response.computed] : Object.values(response.custom!);
-  if (templates.some((t) => t && needsConfig(t))) scope.config = ((await evaluateTemplate(integration.config, scope)) ?? {}) as Record<string, unknown>;
+  if (templates.some((t) => t && needsConfig(t)))
+    scope.config = ((await evaluateTemplate(integration.config, scope)) ?? {}) as Record<string, unknown>;
 
   if ('computed' in response) return toSpec(await evaluateTemplate(response.computed, scope), 'the computed response');
   const c = response.custom!;
@@ -129,9 +129,16 @@ export function renderResponse(spec: HttpResponseSpec, extraHeaders: Record<stri
  * core.stop step set, else 500 `{error, executionId}` for a failed run, else 200 with the last
  * step's results as JSON.
  */
-export function syncWebhookResponse(record: { id: string; status: string; response?: HttpResponseSpec; error?: { message: string }; result?: unknown }): RenderedResponse {
+export function syncWebhookResponse(record: {
+  id: string;
+  status: string;
+  response?: HttpResponseSpec;
+  error?: { message: string };
+  result?: unknown;
+}): RenderedResponse {
   if (record.response) return renderResponse(record.response, { 'x-execution-id': record.id });
-  if (record.status !== 'succeeded') return executionJson(500, record.id, { error: record.error?.message ?? 'the execution failed', executionId: record.id });
+  if (record.status !== 'succeeded')
+    return executionJson(500, record.id, { error: record.error?.message ?? 'the execution failed', executionId: record.id });
   return executionJson(200, record.id, record.result ?? null);
 }
 

@@ -42,14 +42,18 @@ export const webhookOptions: Options = {
     default: ['POST', 'PUT', 'PATCH', 'DELETE', 'GET'],
     description: 'Allowed HTTP methods.',
   },
-  maxBodyBytes: { schema: { type: 'integer', minimum: 1, maximum: 104_857_600 }, default: 6 * 1024 * 1024, description: 'Largest request body accepted (413 above).' },
+  maxBodyBytes: {
+    schema: { type: 'integer', minimum: 1, maximum: 104_857_600 },
+    default: 6 * 1024 * 1024,
+    description: 'Largest request body accepted (413 above).',
+  },
   hmac: { schema: objectSchema(hmacOptions, ['secret']), description: 'Verify an HMAC signature of the raw body; a mismatch answers 401.' },
   response: {
     schema: {
       'x-expect': 'a response object {mode, statusCode, contentType, headers, body} or one expression {% … %}',
       anyOf: [{ $ref: '#/$defs/expression' }, objectSchema(responseOptions)],
     },
-    description: 'What the caller gets back: async (202 or a custom answer) or sync (the run\'s core.respond).',
+    description: "What the caller gets back: async (202 or a custom answer) or sync (the run's core.respond).",
   },
 };
 
@@ -88,7 +92,8 @@ function compileResponse(raw: unknown, ctx: TriggerCompileContext): WebhookRespo
   if (!isObj(raw)) return { mode: 'async' };
   if (enumValue(raw, responseOptions, 'mode') === 'sync') {
     for (const k of ASYNC_ONLY) {
-      if (raw[k] !== undefined) ctx.problem(`/trigger/response/${k}`, `response.${k} applies to async mode only; in sync mode a core.respond step sets the response`, 'key');
+      if (raw[k] !== undefined)
+        ctx.problem(`/trigger/response/${k}`, `response.${k} applies to async mode only; in sync mode a core.respond step sets the response`, 'key');
     }
     return { mode: 'sync', timeoutMs: numberValue(raw, responseOptions, 'timeoutMs') };
   }

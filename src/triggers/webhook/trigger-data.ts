@@ -29,7 +29,10 @@ export const REDACTED = '[redacted]';
  * the caller's choice of name) with the values of credential headers (`limits.redactedHeaders`)
  * replaced.
  */
-export function redactHeaders(headers: Record<string, string>, redacted: ReadonlySet<string> = DEFAULT_INTAKE_LIMITS.redactedHeaders): Record<string, string> {
+export function redactHeaders(
+  headers: Record<string, string>,
+  redacted: ReadonlySet<string> = DEFAULT_INTAKE_LIMITS.redactedHeaders,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of Object.keys(headers)) setOwn(out, name, redacted.has(name) ? REDACTED : headers[name]!);
   return out;

@@ -7,9 +7,16 @@ import { apiRequests, failure, harness, invoke, type Harness } from './helpers.j
 
 describe('HCM connector behaviour', () => {
   let h: Harness;
-  beforeAll(async () => { h = await harness(); });
-  afterAll(async () => { await h.close(); });
-  beforeEach(() => { h.sb.clearRequests(); h.sb.clearFaults(); });
+  beforeAll(async () => {
+    h = await harness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+  beforeEach(() => {
+    h.sb.clearRequests();
+    h.sb.clearFaults();
+  });
 
   it('lists with defaults limit 20 / offset 0 and returns the parsed body', async () => {
     const res = (await invoke(h, 'listWorkers', {})) as { data: unknown[]; total: number };
@@ -51,7 +58,12 @@ describe('HCM connector behaviour', () => {
 
   it('query params as a map and as a list of {key, value} (repeated keys kept)', async () => {
     await invoke(h, 'getTimeClockEvents', { queryParams: { worker: 'w1', toDate: '2024-01-01' } });
-    await invoke(h, 'getTimeClockEvents', { queryParams: [{ key: 'worker', value: 'w1' }, { key: 'worker', value: 'w2' }] });
+    await invoke(h, 'getTimeClockEvents', {
+      queryParams: [
+        { key: 'worker', value: 'w1' },
+        { key: 'worker', value: 'w2' },
+      ],
+    });
     const [a, b] = apiRequests(h);
     expect(a!.query).toEqual({ worker: 'w1', toDate: '2024-01-01' });
     expect(b!.query).toEqual({ worker: ['w1', 'w2'] });
@@ -60,7 +72,12 @@ describe('HCM connector behaviour', () => {
   it('applies declaration defaults when the engine did not (create only) and omits empties', async () => {
     await invoke(h, 'createMessageTemplate', { messageTemplateName: 'n', referenceId: '', emailDetail: {} });
     await invoke(h, 'updateMessageTemplateById', { messageTemplateId: 'x', templateInactive: false }).catch(() => undefined);
-    await invoke(h, 'createTable', { tenant: 'acme', name: 'N1', displayName: 'N1', fields: [{ name: 'ID', displayName: 'ID', ordinal: 1, type: { id: 'Schema_Field_Type=Text', name: 'Text' } }] });
+    await invoke(h, 'createTable', {
+      tenant: 'acme',
+      name: 'N1',
+      displayName: 'N1',
+      fields: [{ name: 'ID', displayName: 'ID', ordinal: 1, type: { id: 'Schema_Field_Type=Text', name: 'Text' } }],
+    });
     await invoke(h, 'createJobChange', { workerId: 'x', moveManagersTeam: true }).catch(() => undefined);
     const [c, u, t, j] = apiRequests(h);
     expect(c!.body).toEqual({ name: 'n', inactive: true });
@@ -81,8 +98,11 @@ describe('HCM connector behaviour', () => {
     const container = (await invoke(h, 'createFileContainer', { tenant: 'acme' })) as { id: string };
     expect(container.id).toBeTruthy();
     const bytes = Buffer.from('id,name\n1,Ada\n');
-    await invoke(h, 'uploadFilesByContainerId', { tenant: 'acme', fileContainerId: container.id,
-      file: { contentType: 'text/csv', size: bytes.length, base64: bytes.toString('base64'), filename: 'people.csv' } });
+    await invoke(h, 'uploadFilesByContainerId', {
+      tenant: 'acme',
+      fileContainerId: container.id,
+      file: { contentType: 'text/csv', size: bytes.length, base64: bytes.toString('base64'), filename: 'people.csv' },
+    });
     await invoke(h, 'uploadFilesByContainerId', { tenant: 'acme', fileContainerId: container.id, file: 'plain text' });
     const ups = apiRequests(h).filter((r) => r.path.endsWith('/files') && r.method === 'POST');
     expect(ups).toHaveLength(2);
@@ -96,8 +116,12 @@ describe('HCM connector behaviour', () => {
   });
 
   it.each([
-    [400, 'bad_request', false], [403, 'forbidden', false], [404, 'not_found', false], [429, 'rate_limited', true],
-    [500, 'server_error', true], [503, 'server_error', true],
+    [400, 'bad_request', false],
+    [403, 'forbidden', false],
+    [404, 'not_found', false],
+    [429, 'rate_limited', true],
+    [500, 'server_error', true],
+    [503, 'server_error', true],
   ])('maps HTTP %i to %s', async (status, code, retryable) => {
     h.sb.addFault({ match: { pathIncludes: '/timeTracking/v5/workers' }, status, times: 1 });
     const err = await failure(invoke(h, 'getWorkerById', { workerId: '21001' }));

@@ -23,8 +23,13 @@ export function connectionFor(sb: Sandbox, extra: Record<string, unknown> = {}):
     name: 'hcm',
     type: 'hcm-oauth2',
     config: {
-      authorizeUrl: sb.authorizeUrl, tokenUrl: sb.tokenUrl, apiUrl: sb.apiUrl, tenantId: 'acme',
-      clientId: 'sandbox-client', clientSecret: 'sandbox-secret', ...extra,
+      authorizeUrl: sb.authorizeUrl,
+      tokenUrl: sb.tokenUrl,
+      apiUrl: sb.apiUrl,
+      tenantId: 'acme',
+      clientId: 'sandbox-client',
+      clientSecret: 'sandbox-secret',
+      ...extra,
     },
   };
 }
@@ -36,7 +41,12 @@ export async function harness(opts: Parameters<typeof startSandbox>[0] = {}, hea
   const tokens = new FileTokenStore(dir);
   const connection = connectionFor(sb, headless ? { refreshToken: sb.issueRefreshToken() } : {});
   return {
-    sb, dir, tokens, connection, integration: `it-${process.pid}-${++counter}`, logs: [],
+    sb,
+    dir,
+    tokens,
+    connection,
+    integration: `it-${process.pid}-${++counter}`,
+    logs: [],
     async close() {
       await sb.close();
       await rm(dir, { recursive: true, force: true });
@@ -52,8 +62,14 @@ export function decl(key: string) {
 
 export function ctxFor(h: Harness, key: string, signal = new AbortController().signal): ActionContext {
   return {
-    integration: h.integration, stepId: 'step', action: decl(key), executionId: 'exec-1', test: false, signal,
-    connection: h.connection, services: { tokens: h.tokens, publicUrl: 'http://127.0.0.1:1' },
+    integration: h.integration,
+    stepId: 'step',
+    action: decl(key),
+    executionId: 'exec-1',
+    test: false,
+    signal,
+    connection: h.connection,
+    services: { tokens: h.tokens, publicUrl: 'http://127.0.0.1:1' },
     log: (level, message) => h.logs.push({ level, message }),
     respond: () => undefined,
   };

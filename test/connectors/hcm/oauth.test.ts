@@ -23,16 +23,26 @@ async function authorizeViaSandbox(h: Harness) {
 
 describe('HCM OAuth 2.0 connection', () => {
   let h: Harness | undefined;
-  afterEach(async () => { await h?.close(); h = undefined; });
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
   const key = () => tokenStoreKey(h!.connection);
 
   it('builds the authorize URL with <tenant_id> replaced', async () => {
     h = await harness({}, false);
-    const url = new URL(buildAuthorizeUrl(connectionFor(h.sb, { scopes: 'Staffing Person_Data' }), { redirectUri, state: 's1', codeChallenge: 'cc' }));
+    const url = new URL(
+      buildAuthorizeUrl(connectionFor(h.sb, { scopes: 'Staffing Person_Data' }), { redirectUri, state: 's1', codeChallenge: 'cc' }),
+    );
     expect(url.pathname).toBe('/acme/authorize');
     expect(Object.fromEntries(url.searchParams)).toEqual({
-      response_type: 'code', client_id: 'sandbox-client', redirect_uri: redirectUri, scope: 'Staffing Person_Data', state: 's1',
-      code_challenge: 'cc', code_challenge_method: 'S256',
+      response_type: 'code',
+      client_id: 'sandbox-client',
+      redirect_uri: redirectUri,
+      scope: 'Staffing Person_Data',
+      state: 's1',
+      code_challenge: 'cc',
+      code_challenge_method: 'S256',
     });
   });
 
@@ -50,7 +60,12 @@ describe('HCM OAuth 2.0 connection', () => {
     expect(done).toEqual({ integration: h.integration, connection: 'hcm', storeKey: key() });
     const tr = h.sb.tokenRequests.at(-1)!;
     expect(tr.path).toBe('/ccx/oauth2/acme/token');
-    expect(tr.body).toMatchObject({ grant_type: 'authorization_code', redirect_uri: redirectUri, client_id: 'sandbox-client', code_verifier: expect.any(String) });
+    expect(tr.body).toMatchObject({
+      grant_type: 'authorization_code',
+      redirect_uri: redirectUri,
+      client_id: 'sandbox-client',
+      code_verifier: expect.any(String),
+    });
     const stored = await h.tokens.get(key());
     expect(stored?.accessToken).toMatch(/^sbx_at_/);
     expect(stored?.refreshToken).toMatch(/^sbx_rt_/);
@@ -78,7 +93,10 @@ describe('HCM OAuth 2.0 connection', () => {
     h.sb.clearRequests();
     const res = (await invoke(h, 'listWorkers', { limit: 1 })) as { data: unknown[] };
     expect(res.data).toHaveLength(1);
-    expect(apiRequests(h).map((r) => r.headers.authorization)).toEqual([`Bearer ${before!.accessToken}`, expect.not.stringContaining(before!.accessToken!)]);
+    expect(apiRequests(h).map((r) => r.headers.authorization)).toEqual([
+      `Bearer ${before!.accessToken}`,
+      expect.not.stringContaining(before!.accessToken!),
+    ]);
     expect(h.sb.tokenRequests).toHaveLength(1);
     expect(h.sb.tokenRequests[0]!.body).toMatchObject({ grant_type: 'refresh_token', refresh_token: before!.refreshToken });
   });
@@ -114,8 +132,14 @@ describe('HCM OAuth 2.0 connection', () => {
     expect(second.refreshToken).toBeTruthy();
     expect(second.refreshToken).not.toBe(first.refreshToken);
     const old = await request(h.sb.tokenUrl.replace('<tenant_id>', 'acme'), {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: first.refreshToken!, client_id: 'sandbox-client', client_secret: 'sandbox-secret' }).toString(),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: first.refreshToken!,
+        client_id: 'sandbox-client',
+        client_secret: 'sandbox-secret',
+      }).toString(),
     });
     await old.body.dump();
     expect(old.statusCode).toBe(400);

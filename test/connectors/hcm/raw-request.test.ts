@@ -7,13 +7,32 @@ const SIR = '/accountsPayable/v1/supplierInvoiceRequests';
 describe('hcm.rawRequest', () => {
   let h: Harness;
   const raw = (inputs: Record<string, unknown>) => invoke(h, 'rawRequest', inputs);
-  beforeAll(async () => { h = await harness(); await raw({ url: SIR, method: 'GET' }); });
-  afterAll(async () => { await h.close(); });
-  beforeEach(() => { h.sb.clearRequests(); h.sb.clearFaults(); });
+  beforeAll(async () => {
+    h = await harness();
+    await raw({ url: SIR, method: 'GET' });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+  beforeEach(() => {
+    h.sb.clearRequests();
+    h.sb.clearFaults();
+  });
 
   it.each([
-    'http://evil.example/x', 'HTTPS://evil.example', 'javascript:alert(1)', '//evil.example/x', '/a/../../oauth2/x', '../x',
-    '/a/%2e%2e/x', '/a/%2E%2E/%2e%2e/x', '/a/%252e%252e/x', '\\\\evil\\x', '/a\\..\\x', '/a/%5c..', '',
+    'http://evil.example/x',
+    'HTTPS://evil.example',
+    'javascript:alert(1)',
+    '//evil.example/x',
+    '/a/../../oauth2/x',
+    '../x',
+    '/a/%2e%2e/x',
+    '/a/%2E%2E/%2e%2e/x',
+    '/a/%252e%252e/x',
+    '\\\\evil\\x',
+    '/a\\..\\x',
+    '/a/%5c..',
+    '',
   ])('rejects %j before any request', async (url) => {
     const err = await failure(raw({ url, method: 'GET' }));
     expect(err.details.code).toBe('invalid_input');
@@ -31,8 +50,12 @@ describe('hcm.rawRequest', () => {
   });
 
   it('sends JSON data; Authorization from the connection always wins over user headers', async () => {
-    await raw({ url: '/connect/v2/messageTemplates', method: 'POST', data: { name: 'raw' },
-      header: { Authorization: 'Bearer user-supplied', 'X-Trace': 't1' } }).catch(() => undefined);
+    await raw({
+      url: '/connect/v2/messageTemplates',
+      method: 'POST',
+      data: { name: 'raw' },
+      header: { Authorization: 'Bearer user-supplied', 'X-Trace': 't1' },
+    }).catch(() => undefined);
     const r = apiRequests(h)[0]!;
     expect(r.body).toEqual({ name: 'raw' });
     expect(r.contentType).toMatch(/^application\/json/);
@@ -44,9 +67,14 @@ describe('hcm.rawRequest', () => {
   it('sends form data and files as multipart (file names by key), overriding a user content-type', async () => {
     const container = (await invoke(h, 'createFileContainer', { tenant: 'acme' })) as { id: string };
     h.sb.clearRequests();
-    await raw({ url: `/api/prismAnalytics/v3/acme/fileContainers/${container.id}/files`, method: 'POST',
-      header: [{ key: 'Content-Type', value: 'text/plain' }], formData: { note: 'hello' },
-      fileData: { file: 'a,b\n' }, fileDataFileNames: { file: 'data.csv' } });
+    await raw({
+      url: `/api/prismAnalytics/v3/acme/fileContainers/${container.id}/files`,
+      method: 'POST',
+      header: [{ key: 'Content-Type', value: 'text/plain' }],
+      formData: { note: 'hello' },
+      fileData: { file: 'a,b\n' },
+      fileDataFileNames: { file: 'data.csv' },
+    });
     const r = apiRequests(h)[0]!;
     expect(r.contentType).toMatch(/^multipart\/form-data; boundary=/);
     expect(r.body).toMatchObject({ fields: { note: 'hello' }, files: [{ name: 'file', filename: 'data.csv' }] });
@@ -54,7 +82,10 @@ describe('hcm.rawRequest', () => {
 
   it('rejects data with form data, and file names without a file', async () => {
     expect(await failure(raw({ url: '/x', method: 'POST', data: { a: 1 }, formData: { b: '2' } }))).toHaveProperty('details.code', 'invalid_input');
-    expect(await failure(raw({ url: '/x', method: 'POST', fileData: { f: 'x' }, fileDataFileNames: { g: 'g.txt' } }))).toHaveProperty('details.code', 'invalid_input');
+    expect(await failure(raw({ url: '/x', method: 'POST', fileData: { f: 'x' }, fileDataFileNames: { g: 'g.txt' } }))).toHaveProperty(
+      'details.code',
+      'invalid_input',
+    );
     expect(h.sb.requests).toHaveLength(0);
   });
 
@@ -62,7 +93,10 @@ describe('hcm.rawRequest', () => {
     const text = await raw({ url: SIR, method: 'GET', responseType: 'text', queryParameter: { limit: 1 } });
     expect(typeof text).toBe('string');
     expect(JSON.parse(text as string).data).toHaveLength(1);
-    const bin = (await raw({ url: SIR, method: 'GET', responseType: 'binary', queryParameter: { limit: 1 } })) as { base64: string; contentType: string };
+    const bin = (await raw({ url: SIR, method: 'GET', responseType: 'binary', queryParameter: { limit: 1 } })) as {
+      base64: string;
+      contentType: string;
+    };
     expect(bin.contentType).toBe('application/json');
     expect(JSON.parse(Buffer.from(bin.base64, 'base64').toString()).data).toHaveLength(1);
   });
@@ -119,7 +153,14 @@ describe('hcm.rawRequest', () => {
     const abort = new AbortController();
     const pending = failure(invoke(h, 'rawRequest', { url: SIR, method: 'GET', maxRetryCount: 2, retryDelayMs: 60_000 }, abort.signal));
     // After the first answer the call sleeps a minute (the test's own timeout fails it if the abort is ignored).
-    await new Promise<void>((r) => { const t = setInterval(() => { if (count() === 1) { clearInterval(t); r(); } }, 10); });
+    await new Promise<void>((r) => {
+      const t = setInterval(() => {
+        if (count() === 1) {
+          clearInterval(t);
+          r();
+        }
+      }, 10);
+    });
     abort.abort(new Error('step timed out'));
     expect((await pending).details).toMatchObject({ code: 'aborted', retryable: false });
     expect(count()).toBe(1);

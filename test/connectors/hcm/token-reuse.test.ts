@@ -51,9 +51,16 @@ beforeEach(async () => {
 /** One HCM call from a replica (its store's tokens are the runtime's token store). */
 function call(replica: PostgresStore, integration: string): Promise<unknown> {
   const ctx: ActionContext = {
-    integration, stepId: 'step', action: decl('listWorkers'), executionId: 'exec-1', test: false, signal: new AbortController().signal,
-    connection: conn, services: { tokens: replica.tokens, publicUrl: 'http://127.0.0.1:1' },
-    log: () => undefined, respond: () => undefined,
+    integration,
+    stepId: 'step',
+    action: decl('listWorkers'),
+    executionId: 'exec-1',
+    test: false,
+    signal: new AbortController().signal,
+    connection: conn,
+    services: { tokens: replica.tokens, publicUrl: 'http://127.0.0.1:1' },
+    log: () => undefined,
+    respond: () => undefined,
   };
   return hcmConnector.invoke(decl('listWorkers'), { limit: 1 }, ctx);
 }

@@ -9,8 +9,12 @@ import { decryptString, deriveKey, encryptString, loadTokenKey } from '../../../
 
 describe('token crypto + FileTokenStore', () => {
   let dir: string;
-  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'hcm-store-')); });
-  afterEach(async () => { await rm(dir, { recursive: true, force: true }); });
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'hcm-store-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
 
   it('encrypts with a versioned AES-256-GCM format, random IV, tamper-evident', () => {
     const key = deriveKey('s3cret');
@@ -73,7 +77,11 @@ describe('token crypto + FileTokenStore', () => {
 
   it('breaks a stale lock file and releases the lock when fn throws', async () => {
     const store = new FileTokenStore(dir, { key: randomBytes(32), staleLockMs: 50, lockPollMs: 5 });
-    await expect(store.withLock('k', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      store.withLock('k', async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     await store.withLock('k', async () => {
       const lock = (await readdir(dir)).find((f) => f.endsWith('.lock'))!;
       expect(lock).toBeTruthy();
@@ -81,7 +89,9 @@ describe('token crypto + FileTokenStore', () => {
     // simulate a crashed holder
     const other = new FileTokenStore(dir, { key: randomBytes(32), staleLockMs: 50, lockPollMs: 5 });
     let lockName = '';
-    await other.withLock('k', async () => { lockName = (await readdir(dir)).find((f) => f.endsWith('.lock'))!; });
+    await other.withLock('k', async () => {
+      lockName = (await readdir(dir)).find((f) => f.endsWith('.lock'))!;
+    });
     await writeFile(join(dir, lockName), 'dead');
     // A stale lock that were never taken over would leave this waiting until the test times out.
     let ran = false;

@@ -21,12 +21,33 @@ export const queryParams: Inputs = {
   },
 };
 export const additionalFields: Inputs = {
-  additionalFields: { ...obj('Additional Fields', { description: 'Extra body fields, merged last (they override standard fields).' }), routing: 'mergeBody' },
+  additionalFields: {
+    ...obj('Additional Fields', { description: 'Extra body fields, merged last (they override standard fields).' }),
+    routing: 'mergeBody',
+  },
 };
 export const paged: Inputs = {
-  limit: { type: 'integer', label: 'Limit', description: 'Maximum number of objects in one response.', default: 20, minimum: 1, maximum: 100, routing: 'page' },
-  offset: { type: 'integer', label: 'Offset', description: 'Zero-based index of the first object returned.', default: 0, minimum: 0, routing: 'page' },
-  fetchAll: { ...flag('Fetch All', { description: 'Fetch every page (100 per request from offset 0) and return {data, total}.', default: false }), routing: 'page' },
+  limit: {
+    type: 'integer',
+    label: 'Limit',
+    description: 'Maximum number of objects in one response.',
+    default: 20,
+    minimum: 1,
+    maximum: 100,
+    routing: 'page',
+  },
+  offset: {
+    type: 'integer',
+    label: 'Offset',
+    description: 'Zero-based index of the first object returned.',
+    default: 0,
+    minimum: 0,
+    routing: 'page',
+  },
+  fetchAll: {
+    ...flag('Fetch All', { description: 'Fetch every page (100 per request from offset 0) and return {data, total}.', default: false }),
+    routing: 'page',
+  },
 };
 export const instance = (withHref = true): Inputs => ({
   instanceId: str('Instance ID'),
@@ -54,7 +75,13 @@ export function service(group: keyof typeof hcmServicePrefixes, specs: ActionSpe
     const common = { key: `hcm.${s.key}`, name: s.name, group, connectionType: 'hcm-oauth2' as const, inputs: s.inputs };
     if (s.request.raw) {
       const request: HcmRequestDecl = { raw: true, service: 'raw' };
-      return { ...common, description: s.description ?? s.name, docs: { method: '(input)', path: '{apiUrl} + url input' }, output: outputOf(request), request };
+      return {
+        ...common,
+        description: s.description ?? s.name,
+        docs: { method: '(input)', path: '{apiUrl} + url input' },
+        output: outputOf(request),
+        request,
+      };
     }
     const routes = new Set(Object.values(s.inputs).map((i) => i.routing));
     const request: HcmRoutedRequestDecl = {
@@ -77,9 +104,11 @@ export function service(group: keyof typeof hcmServicePrefixes, specs: ActionSpe
 
 /** Results by action family (docs/connectors/hcm.md): a page of a list, a document, or the resource. */
 function outputOf(r: HcmRequestDecl): ActionOutput {
-  if (r.raw) return { description: 'The response body as responseType says: parsed JSON, text, or a binary value {contentType, size, base64, filename?}.' };
+  if (r.raw)
+    return { description: 'The response body as responseType says: parsed JSON, text, or a binary value {contentType, size, base64, filename?}.' };
   if (r.binary) return { description: 'The document as a binary value.', keys: ['contentType', 'size', 'base64', 'filename'] };
-  if (r.paged) return { description: 'One page {data, total}; with fetchAll every item in data (truncated: true past the page cap).', keys: ['data', 'total'] };
+  if (r.paged)
+    return { description: 'One page {data, total}; with fetchAll every item in data (truncated: true past the page cap).', keys: ['data', 'total'] };
   if (r.method === 'GET') return { description: 'The resource (the parsed response body).' };
   return { description: 'The parsed response body (normally the resource written).' };
 }

@@ -17,26 +17,49 @@ export type { HcmActionDeclaration, HcmRequestDecl, HcmMethod, HcmService } from
 export { hcmServicePrefixes } from './types.js';
 
 export const hcmActions: readonly HcmActionDeclaration[] = [
-  ...staffingActions, ...commonActions, ...timeTrackingActions, ...absenceManagementActions, ...personActions,
-  ...accountsPayableActions, ...businessProcessActions, ...connectActions, ...customerAccountsActions,
-  ...prismAnalyticsActions, ...rawActions,
+  ...staffingActions,
+  ...commonActions,
+  ...timeTrackingActions,
+  ...absenceManagementActions,
+  ...personActions,
+  ...accountsPayableActions,
+  ...businessProcessActions,
+  ...connectActions,
+  ...customerAccountsActions,
+  ...prismAnalyticsActions,
+  ...rawActions,
 ];
 
 export const HCM_CONNECTION_TYPE = 'hcm-oauth2';
 
 export const hcmConnectionType: ConnectionTypeDecl = {
   type: HCM_CONNECTION_TYPE,
-  description: 'HCM service, OAuth 2.0 authorization-code grant (API client registered by a tenant administrator, 60-minute access token expiry enforced).',
+  description:
+    'HCM service, OAuth 2.0 authorization-code grant (API client registered by a tenant administrator, 60-minute access token expiry enforced).',
   inputs: {
-    authorizeUrl: { type: 'string', label: 'Authorize URL', required: true, description: 'Authorization endpoint; `<tenant_id>` is replaced by the tenant ID.' },
+    authorizeUrl: {
+      type: 'string',
+      label: 'Authorize URL',
+      required: true,
+      description: 'Authorization endpoint; `<tenant_id>` is replaced by the tenant ID.',
+    },
     tokenUrl: { type: 'string', label: 'Token URL', required: true, description: 'Token endpoint; `<tenant_id>` is replaced by the tenant ID.' },
     apiUrl: { type: 'string', label: 'API URL', required: true, description: 'API base address, ending with the path segment ccx.' },
     tenantId: { type: 'string', label: 'Tenant ID', description: 'Replaces `<tenant_id>` in the authorize and token URLs.' },
     clientId: { type: 'string', label: 'Client ID', required: true },
     clientSecret: { type: 'string', label: 'Client secret', required: true },
     scopes: { type: 'string', label: 'Scopes', description: 'Space-separated OAuth 2.0 scopes.' },
-    refreshToken: { type: 'string', label: 'Refresh Token', description: 'Long-lived refresh token for headless use (used when nothing is stored yet).' },
-    clientAuth: { type: 'string', label: 'Client Authentication', enum: ['body', 'basic'], default: 'body',
-      description: 'Send client credentials in the token request body or as HTTP Basic.' },
+    refreshToken: {
+      type: 'string',
+      label: 'Refresh Token',
+      description: 'Long-lived refresh token for headless use (used when nothing is stored yet).',
+    },
+    clientAuth: {
+      type: 'string',
+      label: 'Client Authentication',
+      enum: ['body', 'basic'],
+      default: 'body',
+      description: 'Send client credentials in the token request body or as HTTP Basic.',
+    },
   },
 };

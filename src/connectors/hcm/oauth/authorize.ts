@@ -18,10 +18,7 @@ export function createPkce(): { codeVerifier: string; codeChallenge: string } {
   return { codeVerifier, codeChallenge: b64url(createHash('sha256').update(codeVerifier).digest()) };
 }
 
-export function buildAuthorizeUrl(
-  conn: ResolvedConnection,
-  opts: { redirectUri: string; state: string; codeChallenge?: string },
-): string {
+export function buildAuthorizeUrl(conn: ResolvedConnection, opts: { redirectUri: string; state: string; codeChallenge?: string }): string {
   const conf = connectionConfig(conn);
   const url = new URL(conf.authorizeUrl);
   url.searchParams.set('response_type', 'code');
@@ -75,12 +72,10 @@ function sweep(): void {
 }
 
 /** Starts a code flow for one connection: remembers state → verifier in memory, returns the URL to open. */
-export function startAuthorization(args: {
-  integration: string;
-  connection: ResolvedConnection;
-  redirectUri: string;
-  tokens: TokenStore;
-}): { url: string; state: string } {
+export function startAuthorization(args: { integration: string; connection: ResolvedConnection; redirectUri: string; tokens: TokenStore }): {
+  url: string;
+  state: string;
+} {
   sweep();
   const state = b64url(randomBytes(24));
   const { codeVerifier, codeChallenge } = createPkce();
@@ -165,7 +160,13 @@ export async function beginAuthorization(args: {
   const state = b64url(randomBytes(24));
   const { codeVerifier, codeChallenge } = createPkce();
   const url = buildAuthorizeUrl(args.connection, { redirectUri: args.redirectUri, state, codeChallenge });
-  await args.pending.put(state, { integration: args.integration, connection: args.connection.name, redirectUri: args.redirectUri, codeVerifier, createdAt: Date.now() });
+  await args.pending.put(state, {
+    integration: args.integration,
+    connection: args.connection.name,
+    redirectUri: args.redirectUri,
+    codeVerifier,
+    createdAt: Date.now(),
+  });
   return { url, state };
 }
 
@@ -185,9 +186,16 @@ export async function finishAuthorization(
   },
 ): Promise<{ integration: string; connection: string; storeKey: string }> {
   const p = await opts.pending.take(state);
-  if (!p || Date.now() - p.createdAt > PENDING_TTL_MS) throw new ActionError('unknown or expired OAuth state: start the authorization again', { code: 'invalid_state' });
+  if (!p || Date.now() - p.createdAt > PENDING_TTL_MS)
+    throw new ActionError('unknown or expired OAuth state: start the authorization again', { code: 'invalid_state' });
   const connection = await opts.resolveConnection(p.integration, p.connection);
   const storeKey = tokenStoreKey(connection);
-  await exchangeCode(connection, { code, redirectUri: opts.redirectUri ?? p.redirectUri, codeVerifier: p.codeVerifier }, opts.tokens, storeKey, opts.signal);
+  await exchangeCode(
+    connection,
+    { code, redirectUri: opts.redirectUri ?? p.redirectUri, codeVerifier: p.codeVerifier },
+    opts.tokens,
+    storeKey,
+    opts.signal,
+  );
   return { integration: p.integration, connection: connection.name, storeKey };
 }

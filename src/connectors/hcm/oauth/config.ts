@@ -43,7 +43,9 @@ export function connectionConfig(conn: ResolvedConnection | undefined): HcmConne
     clientSecret: s('clientSecret')!,
     scopes: Array.isArray(scopes) ? scopes.join(' ') : s('scopes'),
     refreshToken: s('refreshToken'),
-    clientAuth: (declared.clientAuth!.enum!.includes(c.clientAuth) ? c.clientAuth : declared.clientAuth!.default) as HcmConnectionConfig['clientAuth'],
+    clientAuth: (declared.clientAuth!.enum!.includes(c.clientAuth)
+      ? c.clientAuth
+      : declared.clientAuth!.default) as HcmConnectionConfig['clientAuth'],
   };
 }
 
@@ -67,5 +69,4 @@ export function tokenStoreKey(conn: ResolvedConnection): string {
 /** Every HCM call asks for its connection's key: hashed once per grant. */
 const storeKeys = new Map<string, string>();
 
-export const connectHint = (integration: string, connection: string) =>
-  `run \`hcm-runner connect ${integration} ${connection}\``;
+export const connectHint = (integration: string, connection: string) => `run \`hcm-runner connect ${integration} ${connection}\``;

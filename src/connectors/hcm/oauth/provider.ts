@@ -25,8 +25,6 @@ const inflight = new Map<string, Promise<StoredTokens>>();
 const usable = (t: StoredTokens | undefined, stale?: string): t is StoredTokens & { accessToken: string } =>
   !!t?.accessToken && t.accessToken !== stale && (t.expiresAt === undefined || t.expiresAt - Date.now() > REFRESH_MARGIN_MS);
 
-
-
 /**
  * A valid access token. `staleToken`: the token a request just got 401 with; a stored token equal
  * to it is treated as expired (so 20 concurrent 401s still cause one refresh).
@@ -67,10 +65,9 @@ async function refreshLocked(
     if (usable(stored, staleToken)) return stored;
     const refreshToken = stored?.refreshToken ?? conf.refreshToken;
     if (!refreshToken) {
-      throw new ActionError(
-        `connection ${conn.name} is not authorized yet (no stored tokens): ${connectHint(integration, conn.name)}`,
-        { code: 'needs_authorization' },
-      );
+      throw new ActionError(`connection ${conn.name} is not authorized yet (no stored tokens): ${connectHint(integration, conn.name)}`, {
+        code: 'needs_authorization',
+      });
     }
     let fresh: StoredTokens;
     try {
@@ -80,7 +77,8 @@ async function refreshLocked(
       const status = e.details.status;
       if (status === 400 || status === 401) {
         throw new ActionError(`${e.message}; the refresh token was rejected: ${connectHint(integration, conn.name)} to authorize again`, {
-          code: 'needs_authorization', status,
+          code: 'needs_authorization',
+          status,
         });
       }
       throw new ActionError(`${e.message}; check the connection's token URL and client credentials, then retry`, e.details);
@@ -89,4 +87,3 @@ async function refreshLocked(
     return fresh;
   });
 }
-

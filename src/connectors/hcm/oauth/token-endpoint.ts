@@ -7,7 +7,11 @@ import type { HcmConnectionConfig } from './config.js';
 export const DEFAULT_EXPIRES_IN_SEC = 3600;
 
 export class TokenEndpointError extends Error {
-  constructor(message: string, readonly status?: number, readonly oauthError?: string) {
+  constructor(
+    message: string,
+    readonly status?: number,
+    readonly oauthError?: string,
+  ) {
     super(message);
   }
 }
