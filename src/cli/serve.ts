@@ -6,7 +6,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import type { Sandbox } from '../sandbox/index.js';
 import { openStore } from '../store/open.js';
 import { startServer } from '../server/index.js';
-import { isWebhookLike } from '../runtime/runtime.js';
+import { acceptsWebhooks } from '../triggers/registry.js';
 import { missingEnvProblems } from '../runtime/missing-env.js';
 import { parseHeaderList } from '../triggers/webhook/limits.js';
 import { intFlag, parse, UsageError } from './args.js';
@@ -216,7 +216,7 @@ function printBanner(server: Awaited<ReturnType<typeof startServer>>): void {
       `  ${e.name} [${e.integration?.trigger.type ?? e.header?.triggerType ?? '?'}] ${status}${e.integration && !e.integration.enabled ? ' (disabled)' : ''}`,
     );
     for (const p of problems) lines.push(`    ${p.file}:${p.line}:${p.column}: error: ${p.message}`);
-    const urls = isWebhookLike(e.integration) ? server.runtime.webhookUrls(e.name) : undefined;
+    const urls = acceptsWebhooks(e.integration) ? server.runtime.webhookUrls(e.name) : undefined;
     if (urls) lines.push(`    live: ${urls.live}`, `    test: ${urls.test}`);
   }
   process.stderr.write(`${lines.join('\n')}\n`);

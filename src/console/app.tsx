@@ -12,6 +12,7 @@ import { captureStream, executionStream } from '../server/event-stream.js';
 import { callbackPath } from '../server/oauth.js';
 import { AdminOperations, EXECUTION_STATUSES } from '../server/operations.js';
 import type { AppEnv } from '../server/types.js';
+import { findTriggerType } from '../triggers/registry.js';
 import { consoleAssets } from './assets.js';
 import { ConnectionsPage } from './pages/connections.js';
 import { ExecutionPage } from './pages/execution.js';
@@ -122,7 +123,7 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
     status: 200 | 400 | 404 | 409 | 429 | 503 = 200,
   ) => {
     const view = ops.integration(name);
-    const webhookLike = view.trigger.type === 'webhook' || view.trigger.type === 'appEvent';
+    const webhookLike = !!findTriggerType(view.trigger.type)?.webhook;
     const [executions, captures, payloads] = await Promise.all([
       ops.executions({ integration: view.name, limit: 10 }),
       webhookLike ? ops.captures(view.name, 20) : [],

@@ -11,7 +11,7 @@ import { ProblemSink } from './problems.js';
 import { validateAgainstSchema } from './schema-validator.js';
 import { documentOptions, retryOptions, stepOptions } from './file-spec.js';
 import { defaultOf, enumValue, numberValue, type TriggerCompileContext } from './spec.js';
-import { findTriggerSpec } from '../triggers/specs.js';
+import { findTriggerSpec } from '../triggers/registry.js';
 import { webhookSpec } from '../triggers/webhook/spec.js';
 import { closest } from './suggest.js';
 import { compileTemplate, expressionsIn } from './templates.js';

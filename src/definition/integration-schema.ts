@@ -1,12 +1,12 @@
 /**
  * Builds schemas/integration.schema.json from the specs: the file's own keys (file-spec.ts), each
- * trigger's spec (triggers/specs.ts), each connection type's declaration (connectors/catalog.ts)
+ * trigger's spec (triggers/registry.ts), each connection type's declaration (connectors/catalog.ts)
  * and the action hints (schema-hints.ts). `npm run docs` writes the result; a test fails when the
  * committed file differs, so the schema is never edited by hand.
  */
 import { allActions, allConnectionTypes } from '../connectors/catalog.js';
 import type { ConnectionTypeDecl, InputDecl } from '../connectors/types.js';
-import { triggerSpecs } from '../triggers/specs.js';
+import { triggerSpecs } from '../triggers/registry.js';
 import { documentOptions, documentRequired, retryOptions, stepOptions, stepRequired, valueDefs } from './file-spec.js';
 import { applySchemaHints } from './schema-hints.js';
 import { objectSchema, type JsonSchema, type TriggerSpec } from './spec.js';

@@ -5,7 +5,7 @@
  * good version keeps running — and, having been rejected, is never reported as loaded.
  */
 import type { Logger } from 'pino';
-import { isWebhookLike } from './runtime.js';
+import { acceptsWebhooks } from '../triggers/registry.js';
 import type { RegistryChange } from './registry.js';
 
 export interface ChangeLogContext {
@@ -38,7 +38,7 @@ export function logRegistryChange(c: RegistryChange, ctx: ChangeLogContext): voi
     : `integration ${c.name} ${c.kind === 'added' ? 'added' : 'reloaded'} (${c.file})`;
   const fields = { integration: c.name, file: c.file, ...(renamedFrom ? { previousName: renamedFrom } : {}) };
   // URLs only where they are news: a new integration or a new name (an edit keeps its token).
-  if (!isWebhookLike(c.current) || (c.kind === 'updated' && !renamedFrom)) {
+  if (!acceptsWebhooks(c.current) || (c.kind === 'updated' && !renamedFrom)) {
     log.info(fields, message);
     return;
   }

@@ -1,5 +1,5 @@
 /** The process runtime: registry, dispatcher, queue, tokens, retention. */
-export { Runtime, isWebhookLike, type RuntimeOptions, type RuntimeEvents } from './runtime.js';
+export { Runtime, type RuntimeOptions, type RuntimeEvents } from './runtime.js';
 export { missingEnvProblems } from './missing-env.js';
 export { IntegrationRegistry, type RegistryEntry, type RegistryChange, type RegistryEvents } from './registry.js';
 export {

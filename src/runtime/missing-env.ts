@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import type { CompiledIntegration, CompiledStep, Problem, ValueTemplate } from '../definition/types.js';
+import { triggerTypeOf } from '../triggers/registry.js';
 
 const cache = new WeakMap<CompiledIntegration, Array<{ name: string; pointer: string }>>();
 
@@ -43,13 +44,9 @@ function collectIntegration(i: CompiledIntegration, out: Array<{ name: string; p
     for (const s of list) for (const t of [s.inputs, s.if, s.forEach]) if (t) collect(t, out);
   };
   steps(i.steps);
-  const t = i.trigger;
-  if ((t.type === 'webhook' || t.type === 'appEvent') && t.hmac) collect(t.hmac.secret, out);
-  if (t.type === 'poll' && t.step?.inputs) steps([t.step]);
-  if (t.type === 'appEvent') {
-    steps(t.subscribe);
-    steps(t.unsubscribe);
-  }
+  const trigger = triggerTypeOf(i.trigger).evaluates(i.trigger);
+  for (const v of trigger.values) collect(v, out);
+  steps(trigger.steps);
 }
 
 function collect(t: ValueTemplate, out: Array<{ name: string; pointer: string }>): void {

@@ -7,7 +7,6 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { resultLimitFromEnv } from '../connectors/result-limit.js';
 import type { RuntimeServices } from '../connectors/types.js';
-import type { CompiledIntegration } from '../definition/types.js';
 import type { ExecutionStatus } from '../engine/record.js';
 import type { Capture, Store } from '../store/types.js';
 import { Dispatcher, type DispatcherLimits } from './dispatcher.js';
@@ -15,9 +14,10 @@ import type { ExecutionQueue } from './queue.js';
 import { logRegistryChange } from './change-log.js';
 import { IntegrationRegistry, type RegistryEntry } from './registry.js';
 import { startRetention } from './retention.js';
-import { TriggerManager } from './triggers.js';
+import { TriggerLifecycle } from './trigger-lifecycle.js';
 import { FolderWatcher, type WatcherOptions } from './watcher.js';
-import type { Clock } from '../triggers/schedule/clock.js';
+import { acceptsWebhooks } from '../triggers/registry.js';
+import { systemClock, type Clock } from '../triggers/schedule/clock.js';
 import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from '../triggers/webhook/limits.js';
 import { WebhookTokens } from './webhook-tokens.js';
 
@@ -45,10 +45,6 @@ export interface RuntimeOptions {
   intake?: IntakeLimits;
   /** Whether core.http may call private and loopback addresses (docs/server.md "Outbound policy"). */
   allowPrivateNetwork?: boolean;
-}
-
-export function isWebhookLike(i: CompiledIntegration | undefined): boolean {
-  return i?.trigger.type === 'webhook' || i?.trigger.type === 'appEvent';
 }
 
 /** An execution changed state in this process (queued here, started or finished here). */
@@ -88,8 +84,8 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
    * returning e.g. `{nextRunAt}` for the integrations they drive.
    */
   readonly detailProviders: Array<(name: string) => Record<string, unknown> | undefined> = [];
-  /** Schedules, polls and appEvent subscriptions (src/runtime/triggers.ts). */
-  readonly triggers: TriggerManager;
+  /** The triggers' run-time parts: schedules, polls, appEvent subscriptions (src/runtime/trigger-lifecycle.ts). */
+  readonly triggers: TriggerLifecycle;
   private watcher?: FolderWatcher;
   private loaded = false;
   private listening = new Set<string>();
@@ -123,7 +119,29 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       stateFor: (name) => this.triggers.stateFor(name),
       concurrencyFor: (name) => this.triggers.concurrencyFor(name),
     });
-    this.triggers = new TriggerManager(this, { clock: opts.clock, appEvent: { retryMs: opts.subscribeRetryMs } });
+    const dispatcher = this.dispatcher;
+    this.triggers = new TriggerLifecycle(
+      this.registry,
+      {
+        store: this.store,
+        clock: opts.clock ?? systemClock,
+        services: this.services,
+        env: this.env,
+        logger: this.logger,
+        submit: (executions) => dispatcher.submit(executions),
+        adopt: (executions) => dispatcher.adopt(executions),
+        checkCapacity: (count) => dispatcher.checkCapacity(count),
+        webhookUrls: async (name) => {
+          await this.tokens.tokenFor(name);
+          return this.webhookUrls(name)!;
+        },
+        isListening: (name) => this.isListening(name),
+        current: (name) => this.registry.get(name),
+      },
+      { subscribeRetryMs: opts.subscribeRetryMs },
+    );
+    this.on('listening', (name) => this.triggers.changed(name));
+    this.detailProviders.push((name) => this.triggers.detail(name));
     // One stream per console tab / API client listens; no leak warning for them.
     this.setMaxListeners(0);
     // A live-feed listener must never fail the work it reports on (a submit, a run). Nothing is
@@ -145,7 +163,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.dispatcher.on('finished', (r) => event({ id: r.id, integration: r.integration, status: r.status, test: r.test, attempt: r.attempt }));
     // New or renamed webhook integrations get their token before the first request needs it.
     this.registry.on('change', (c) => {
-      if ((c.kind === 'added' || c.kind === 'updated') && isWebhookLike(c.current)) void this.tokens.tokenFor(c.name).catch(() => undefined);
+      if ((c.kind === 'added' || c.kind === 'updated') && acceptsWebhooks(c.current)) void this.tokens.tokenFor(c.name).catch(() => undefined);
       logRegistryChange(c, {
         logger: this.logger,
         announce: this.loaded,
@@ -164,7 +182,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.timers.push({ stop: () => clearInterval(refresh) });
     this.timers.push(startRetention(this.store, { days: this.opts.retentionDays, logger: this.logger }));
     await this.dispatcher.recover();
-    this.triggers.start();
+    await this.triggers.start();
     if (this.opts.watch !== false) {
       this.watcher = new FolderWatcher(this.registry, { logger: this.logger, ...(typeof this.opts.watch === 'object' ? this.opts.watch : {}) });
       this.watcher.start();
@@ -175,7 +193,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
   /** Re-reads the folder now (POST /api/reload, SIGHUP). */
   async reload(): Promise<RegistryEntry[]> {
     const entries = await this.registry.loadAll();
-    await Promise.all(entries.filter((e) => isWebhookLike(e.integration)).map((e) => this.tokens.tokenFor(e.name)));
+    await Promise.all(entries.filter((e) => acceptsWebhooks(e.integration)).map((e) => this.tokens.tokenFor(e.name)));
     return entries;
   }
 

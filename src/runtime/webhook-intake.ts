@@ -4,14 +4,15 @@
  * reaches the registry, tokens and dispatcher only here.
  */
 import type { WebhookIntakeHost } from '../triggers/webhook/intake.js';
-import { isWebhookLike, type Runtime } from './runtime.js';
+import { acceptsWebhooks } from '../triggers/registry.js';
+import type { Runtime } from './runtime.js';
 
 export function webhookIntakeHost(runtime: Runtime): WebhookIntakeHost {
   return {
     async integrationForToken(token) {
       const name = runtime.tokens.cachedIntegration(token) ?? (await runtime.tokens.resolve(token));
       const integration = name ? runtime.registry.get(name) : undefined;
-      return isWebhookLike(integration) ? integration : undefined;
+      return acceptsWebhooks(integration) ? integration : undefined;
     },
     webhookUrls: (name) => runtime.webhookUrls(name),
     checkCapacity: (name) => runtime.dispatcher.checkCapacity(1, name),

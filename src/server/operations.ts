@@ -7,12 +7,12 @@
 import { newExecutionId } from '../common/ids.js';
 import { HttpError } from '../common/errors.js';
 import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/state.js';
-import type { CompiledTrigger } from '../definition/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { MAX_LIST_LIMIT, STATUSES } from '../store/common.js';
 import type { Capture, ExecutionSummary, NewExecution, SavedPayload } from '../store/types.js';
 import { manualTriggerData } from '../triggers/manual.js';
+import { triggerTypeOf } from '../triggers/registry.js';
 import { authorizeConnection, resolveConnection } from './oauth.js';
 import { integrationView, type IntegrationView } from './views.js';
 
@@ -44,7 +44,8 @@ export class AdminOperations {
     view.listening = this.runtime.isListening(name);
     if (entry.integration) {
       if (entry.integration.description) view.description = entry.integration.description;
-      view.trigger = triggerSummary(entry.integration.trigger);
+      // The trigger's settings a person wants to see (no expressions, no secrets), as its type words them.
+      view.trigger = { type: entry.integration.trigger.type, ...triggerTypeOf(entry.integration.trigger).summary(entry.integration.trigger) };
       view.steps = entry.integration.steps.map((s) => ({ id: s.id, action: s.action.key }));
     }
     return view;
@@ -224,31 +225,6 @@ export class AdminOperations {
     }
     throw new HttpError(400, 'send one of captureId, trigger or payload');
   }
-}
-
-/** The trigger's settings a person wants to see (no expressions, no secrets). */
-function triggerSummary(t: CompiledTrigger): IntegrationView['trigger'] {
-  if (t.type === 'webhook' || t.type === 'appEvent') {
-    return { type: t.type, methods: t.methods, response: t.response.mode, ...(t.hmac ? { signatureHeader: t.hmac.header } : {}) };
-  }
-  const timing = {
-    ...(t.every !== undefined ? { every: formatEvery(t.every) } : {}),
-    ...(t.cron ? { cron: t.cron } : {}),
-    ...(t.at ? { at: t.at } : {}),
-    timezone: t.timezone,
-  };
-  return t.type === 'schedule' ? { type: t.type, ...timing, overlap: t.overlap } : { type: t.type, ...timing, mode: t.mode };
-}
-
-function formatEvery(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1000],
-  ] as const)
-    if (ms % size === 0) return `${ms / size}${unit}`;
-  return `${ms}ms`;
 }
 
 /** `$trigger.executionId` names the execution that runs; a replayed/saved trigger gets the new one. */

@@ -1,8 +1,8 @@
 /** The JSON shapes of GET /api/integrations (a contract: docs/server.md "Routes"). */
 import type { Runtime } from '../runtime/runtime.js';
-import { isWebhookLike } from '../runtime/runtime.js';
 import type { RegistryEntry } from '../runtime/registry.js';
 import { missingEnvProblems } from '../runtime/missing-env.js';
+import { acceptsWebhooks } from '../triggers/registry.js';
 
 export interface IntegrationView {
   name: string;
@@ -27,7 +27,7 @@ export function integrationView(runtime: Runtime, e: RegistryEntry): Integration
     trigger: { type: i?.trigger.type ?? e.header?.triggerType ?? 'unknown' },
   };
   if (problems.length > 0) view.errors = problems.map((p) => ({ file: p.file, line: p.line, column: p.column, message: p.message, path: p.path }));
-  if (i && isWebhookLike(i)) {
+  if (i && acceptsWebhooks(i)) {
     const urls = runtime.webhookUrls(i.name);
     if (urls) view.webhookUrls = urls;
   }

@@ -15,6 +15,7 @@ import { closest } from '../definition/suggest.js';
 import { compileTemplate } from '../definition/templates.js';
 import type { CompiledIntegration, Problem, ValueTemplate } from '../definition/types.js';
 import { joinPointer, parseYamlSource, type YamlSource } from '../definition/yaml-source.js';
+import { triggerTypeOf, triggerTypes } from '../triggers/registry.js';
 import type { CaseExpectation, Mock, MockAnswer, StepExpectation, TestCase, TestSuite, TriggerInput } from './types.js';
 
 export const testSchemaPath = fileURLToPath(new URL('../../schemas/integration-test.schema.json', import.meta.url));
@@ -152,14 +153,6 @@ function resolveIntegration(ref: string, dir: string, lookup: IntegrationLookup,
   return loaded.integration;
 }
 
-const TRIGGER_KEYS: Record<string, string[]> = {
-  webhook: ['body', 'headers', 'query', 'pathFragment', 'method'],
-  appEvent: ['body', 'headers', 'query', 'pathFragment', 'method'],
-  schedule: ['scheduledAt', 'firedAt'],
-  batch: ['items'],
-  each: ['item', 'items'],
-};
-
 class CaseChecker {
   private readonly stepIds: string[];
 
@@ -197,22 +190,13 @@ class CaseChecker {
 
   private checkTrigger(trigger: TriggerInput, at: string): void {
     const t = this.integration.trigger;
-    const kind = t.type === 'poll' ? t.mode : t.type;
-    const allowed = TRIGGER_KEYS[kind] ?? [];
-    const what = t.type === 'poll' ? `a poll in ${t.mode} mode` : `a ${t.type} trigger`;
+    const { keys: allowed, what, problems } = triggerTypeOf(t).caseKeys(t);
     for (const key of Object.keys(trigger)) {
       if (!allowed.includes(key)) {
         this.problems.add(joinPointer(at, key), `trigger.${key} does not apply to ${what}; use ${allowed.join(', ')}`, undefined, 'key');
       }
     }
-    if (kind === 'each' && Array.isArray(trigger.items) && trigger.items.length !== 1) {
-      this.problems.add(
-        joinPointer(at, 'items'),
-        `a poll in each mode runs one execution per item: give the one item as trigger.item (one case per item)`,
-        undefined,
-        'key',
-      );
-    }
+    for (const p of problems?.(trigger) ?? []) this.problems.add(joinPointer(at, p.key), p.message, undefined, 'key');
   }
 
   private checkConfig(config: Obj, at: string): void {
@@ -244,11 +228,12 @@ class CaseChecker {
     const out: CaseExpectation = { steps: {}, assert: [] };
     if (raw.status !== undefined) out.status = raw.status as CaseExpectation['status'];
     if (isObj(raw.response)) {
-      const t = this.integration.trigger.type;
-      if (t !== 'webhook' && t !== 'appEvent') {
+      const t = this.integration.trigger;
+      if (!triggerTypeOf(t).webhook) {
+        const answering = triggerTypes.filter((type) => type.webhook).map((type) => type.spec.type);
         this.problems.add(
           joinPointer(at, 'response'),
-          `expect.response applies to webhook and appEvent triggers only; a ${t} trigger has no caller to answer`,
+          `expect.response applies to ${answering.join(' and ')} triggers only; a ${t.type} trigger has no caller to answer`,
           undefined,
           'key',
         );

@@ -6,28 +6,15 @@
  */
 import type { CompiledIntegration } from '../definition/types.js';
 import type { ExecutionRecord } from '../engine/record.js';
-import { isJsonType, parseContentType } from '../triggers/webhook/content-type.js';
-import { REDACTED } from '../triggers/webhook/trigger-data.js';
+import { triggerTypeOf } from '../triggers/registry.js';
+import { RecordError } from '../triggers/type.js';
 import { callsOut } from './mocks.js';
 import { callerResponse } from './run-case.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
 
-export class RecordError extends Error {}
-
-/** Headers every HTTP client sends; they say nothing about the integration. */
-const TRANSPORT_HEADERS = new Set([
-  'host',
-  'content-length',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'accept',
-  'accept-encoding',
-  'accept-language',
-  'user-agent',
-]);
+export { RecordError };
 
 export async function caseFromExecution(
   record: ExecutionRecord,
@@ -37,7 +24,7 @@ export async function caseFromExecution(
   if (record.status !== 'succeeded' && record.status !== 'failed') {
     throw new RecordError(`execution ${record.id} is ${record.status}; record it once it has finished`);
   }
-  const c: Obj = { name: `recorded from execution ${record.id}`, trigger: triggerInput(integration, record.trigger) };
+  const c: Obj = { name: `recorded from execution ${record.id}`, trigger: await triggerInput(integration, record.trigger) };
   const mocks: Obj = {};
   const steps: Obj = {};
   const forEach = new Set(integration.steps.filter((s) => s.forEach).map((s) => s.id));
@@ -88,37 +75,8 @@ function mockErrorOf(error: NonNullable<ExecutionRecord['steps'][number]['error'
   return out;
 }
 
-function triggerInput(integration: CompiledIntegration, trigger: unknown): Obj {
-  const t = isObj(trigger) ? trigger : {};
-  const type = integration.trigger;
-  if (type.type === 'schedule') return { scheduledAt: t.scheduledAt, ...(t.firedAt !== t.scheduledAt && t.firedAt ? { firedAt: t.firedAt } : {}) };
-  if (type.type === 'poll')
-    return type.mode === 'each' ? { item: t.item ?? (Array.isArray(t.items) ? t.items[0] : null) } : { items: Array.isArray(t.items) ? t.items : [] };
-  const out: Obj = {};
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(isObj(t.headers) ? t.headers : {})) {
-    if (!TRANSPORT_HEADERS.has(k) && !k.startsWith('sec-fetch-') && v !== REDACTED) headers[k] = String(v);
-  }
-  const body = isObj(t.body) ? t.body : undefined;
-  const raw = isObj(t.rawBody) ? t.rawBody : undefined;
-  const mediaType = parseContentType(String(body?.contentType ?? raw?.contentType ?? headers['content-type'] ?? '')).mediaType;
-  if (body && isJsonType(mediaType)) {
-    out.body = body.data;
-    if (mediaType === 'application/json') delete headers['content-type'];
-  } else if (body && mediaType === 'application/x-www-form-urlencoded') {
-    out.body = body.data;
-  } else if (body) {
-    throw new RecordError(
-      `the execution's request body is ${mediaType || 'binary'}; recording supports JSON, form and text bodies — write this case's trigger by hand (docs/testing.md)`,
-    );
-  } else if (raw) {
-    out.body = raw.data;
-  }
-  const methods = type.methods;
-  const defaultMethod = methods.includes('POST') ? 'POST' : methods[0];
-  if (typeof t.method === 'string' && t.method !== defaultMethod) out.method = t.method;
-  if (typeof t.pathFragment === 'string' && t.pathFragment) out.pathFragment = t.pathFragment;
-  if (isObj(t.queryParameters) && Object.keys(t.queryParameters).length) out.query = t.queryParameters;
-  if (Object.keys(headers).length) out.headers = headers;
-  return out;
+/** The case's `trigger:`, as the integration's trigger type reads its recorded `$trigger` back. */
+async function triggerInput(integration: CompiledIntegration, trigger: unknown): Promise<Obj> {
+  const testing = await triggerTypeOf(integration.trigger).testing();
+  return testing.recordedInput(integration.trigger, isObj(trigger) ? trigger : {});
 }

@@ -13,6 +13,7 @@ import { bareScope } from '../engine/connections.js';
 import { evaluateTemplate, type Scope } from '../engine/evaluate.js';
 import type { ExecutionRecord } from '../engine/record.js';
 import { runExecution } from '../engine/run.js';
+import { webhookOptionsOf } from '../triggers/registry.js';
 import { isJsonType, parseContentType } from '../triggers/webhook/content-type.js';
 import { errorResponse, HttpError } from '../common/errors.js';
 import { asyncWebhookResponse, syncWebhookResponse, type RenderedResponse } from '../triggers/webhook/response.js';
@@ -69,7 +70,7 @@ export async function runCase(suite: TestSuite, c: TestCase, opts: CaseRunOption
 
   let trigger: unknown;
   try {
-    trigger = caseTrigger(integration, c.trigger, executionId, now);
+    trigger = await caseTrigger(integration, c.trigger, executionId, now);
   } catch (err) {
     if (!(err instanceof HttpError)) throw err;
     // Refused before any execution exists, answered as serve answers it.
@@ -139,8 +140,8 @@ export async function callerResponse(
   record: ExecutionRecord,
   env: NodeJS.ProcessEnv,
 ): Promise<CallerResponse | undefined> {
-  const t = integration.trigger;
-  if (t.type !== 'webhook' && t.type !== 'appEvent') return undefined;
+  const t = webhookOptionsOf(integration);
+  if (!t) return undefined;
   if (t.response.mode === 'sync') return parseRendered(syncWebhookResponse(record));
   const { response } = await asyncWebhookResponse(
     integration,

@@ -1,6 +1,7 @@
 /** A loaded integration test file (`*.test.yaml`, docs/testing.md), ready to run. */
 import type { CompiledIntegration, ValueTemplate } from '../definition/types.js';
 import type { YamlSource } from '../definition/yaml-source.js';
+import type { TestTriggerInput } from '../triggers/type.js';
 
 export interface MockError {
   statusCode?: number;
@@ -29,17 +30,8 @@ export interface CaseExpectation {
   assert: Array<Extract<ValueTemplate, { kind: 'expr' }>>;
 }
 
-export interface TriggerInput {
-  body?: unknown;
-  headers?: Record<string, string | number | boolean>;
-  query?: Record<string, unknown>;
-  pathFragment?: string;
-  method?: string;
-  scheduledAt?: string;
-  firedAt?: string;
-  items?: unknown[];
-  item?: unknown;
-}
+/** A case's `trigger:` (each trigger type reads its own keys: src/triggers/type.ts). */
+export type TriggerInput = TestTriggerInput;
 
 export interface TestCase {
   name: string;

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { JsonSchema, OptionSpec } from '../definition/spec.js';
-import { triggerSpecs } from './specs.js';
+import { triggerSpecs } from './registry.js';
 
 export const triggerDocsPath = fileURLToPath(new URL('../../docs/triggers.md', import.meta.url));
 const BEGIN = '<!-- BEGIN generated from src/triggers/*/spec.ts by `npm run docs`; do not edit by hand. -->';

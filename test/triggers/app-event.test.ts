@@ -203,7 +203,7 @@ describe('appEvent trigger', () => {
     const view = (await admin(server, 'GET', '/integrations/contacts')).body;
     expect(view.subscription.error).toMatch(/503/);
     // The retry (reload, restart, or the retry timer) subscribes; SIGHUP/POST /api/reload re-sync too.
-    await server.runtime.triggers.appEvents.sync('contacts', server.runtime.registry.get('contacts'));
+    await server.runtime.triggers.sync('contacts');
     expect(calls(env.api)).toEqual(['POST /hooks', 'POST /hooks']);
     expect((await admin(server, 'GET', '/integrations/contacts')).body.subscription).toMatchObject({ status: 'subscribed' });
   });

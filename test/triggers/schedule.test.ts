@@ -95,6 +95,34 @@ describe('schedule forms', () => {
   });
 });
 
+describe('a trigger that changes type', () => {
+  it('a schedule that becomes a webhook stops ticking; made a schedule again, it ticks again', async () => {
+    const { dir, data } = folders();
+    write(dir, 'switch.yaml', transform('switch', '{ type: schedule, every: 10s }'));
+    const t = await started(dir, data, '2026-05-01T10:00:03Z');
+    expect(t.runtime.triggers.instance('switch')).toBeDefined();
+
+    write(dir, 'switch.yaml', transform('switch', '{ type: webhook }'));
+    await t.runtime.reload();
+    await t.settle();
+    expect(t.runtime.triggers.instance('switch')).toBeUndefined();
+    expect(t.runtime.triggers.detail('switch')).toBeUndefined();
+    await advance(t, 30_000); // 10:00:33: three ticks of the old schedule
+    expect(await t.executions('switch')).toHaveLength(0);
+
+    write(dir, 'switch.yaml', transform('switch', '{ type: schedule, every: 10s }'));
+    await t.runtime.reload();
+    await t.settle();
+    expect(t.runtime.triggers.detail('switch')).toEqual({ nextRunAt: '2026-05-01T10:00:40.000Z' });
+    await advance(t, 7_000);
+    const runs = await poll(async () => {
+      const list = await t.executions('switch');
+      return list.length === 1 && list[0].status === 'succeeded' ? list : undefined;
+    });
+    expect(runs[0].trigger.scheduledAt).toBe('2026-05-01T10:00:40.000Z');
+  });
+});
+
 describe('overlap', () => {
   const slow = (name: string, overlap: string) => `
 name: ${name}

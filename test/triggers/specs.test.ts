@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { loadText } from '../../src/definition/load.js';
 import { retryOptions, stepOptions } from '../../src/definition/file-spec.js';
 import type { OptionSpec } from '../../src/definition/spec.js';
-import { triggerSpecs } from '../../src/triggers/specs.js';
+import { triggerSpecs } from '../../src/triggers/registry.js';
 import { hmacOptions, responseOptions } from '../../src/triggers/webhook/spec.js';
 import { buildIntegrationSchema, triggerDefName } from '../../src/definition/integration-schema.js';
 import { readFileSync } from 'node:fs';

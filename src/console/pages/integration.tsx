@@ -4,6 +4,7 @@
  */
 import type { Capture, ExecutionSummary, SavedPayload } from '../../store/types.js';
 import type { IntegrationView } from '../../server/views.js';
+import { findTriggerType } from '../../triggers/registry.js';
 import { formatJson, preview } from '../format.js';
 import { Problems } from './integrations.js';
 import { Badge, ExecutionsTable, Layout, Notice, PostButton, Time } from './layout.js';
@@ -19,31 +20,16 @@ export interface IntegrationPageProps {
   runPayload?: string;
 }
 
-const SETTING_LABELS: Record<string, string> = {
-  methods: 'Methods',
-  response: 'Response',
-  signatureHeader: 'Signature header',
-  every: 'Every',
-  cron: 'Cron',
-  at: 'At',
-  timezone: 'Time zone',
-  overlap: 'Overlap',
-  mode: 'Mode',
-};
-
-/** What the Run payload becomes, per trigger type (as POST /api/integrations/{name}/run maps it). */
-const RUN_HELP: Record<string, string> = {
-  webhook: 'Runs the integration now as a test execution; the JSON payload is the request body ($trigger.body.data).',
-  appEvent: 'Runs the integration now as a test execution; the JSON payload is the event body ($trigger.body.data).',
-  schedule: 'Runs the integration now as a test execution; a JSON object payload is merged into $trigger (next to scheduledAt and firedAt).',
-  poll: 'Runs the integration now as a test execution; the JSON payload is the items (an array, or {"items": [...]}).',
-};
-
 export function IntegrationPage(props: IntegrationPageProps) {
   const { view } = props;
   const name = view.name;
   const base = `/console/integrations/${encodeURIComponent(name)}`;
-  const webhookLike = view.trigger.type === 'webhook' || view.trigger.type === 'appEvent';
+  // The labels, Run help and listening mode come from the trigger's type. A file that never
+  // loaded has no known type: its Run help is the webhook's (as POST …/run would read a payload).
+  const type = findTriggerType(view.trigger.type);
+  const labels = type?.console.labels ?? {};
+  const runHelp = (type ?? findTriggerType('webhook'))?.console.runHelp;
+  const acceptsWebhooks = !!type?.webhook;
   const live = [{ events: `/console/events?integration=${encodeURIComponent(name)}`, refresh: ['recent-executions'] }];
   if (view.listening) live.push({ events: `${base}/captures/stream`, refresh: ['captures'] });
   const steps = (view.steps as Array<{ id: string; action: string }> | undefined) ?? [];
@@ -77,7 +63,7 @@ export function IntegrationPage(props: IntegrationPageProps) {
               .filter(([k]) => k !== 'type')
               .map(([k, v]) => (
                 <>
-                  <dt>{SETTING_LABELS[k] ?? k}</dt>
+                  <dt>{labels[k] ?? k}</dt>
                   <dd>{Array.isArray(v) ? v.join(', ') : String(v)}</dd>
                 </>
               ))}
@@ -122,7 +108,7 @@ export function IntegrationPage(props: IntegrationPageProps) {
 
       <section aria-labelledby="test-h">
         <h2 id="test-h">Test</h2>
-        <p class="muted">{RUN_HELP[view.trigger.type] ?? RUN_HELP.webhook}</p>
+        <p class="muted">{runHelp}</p>
         <button type="button" class="primary" data-opens="run-editor" hidden={props.runPayload !== undefined}>
           Run
         </button>
@@ -142,7 +128,7 @@ export function IntegrationPage(props: IntegrationPageProps) {
         </form>
       </section>
 
-      {webhookLike && (
+      {acceptsWebhooks && (
         <section aria-labelledby="listening-h">
           <h2 id="listening-h">Listening mode</h2>
           <form method="post" action={`${base}/listen`} class="inline">

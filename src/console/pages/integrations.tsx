@@ -70,7 +70,7 @@ function IntegrationsTable(props: { rows: IntegrationRow[] }) {
 }
 
 function nextRun(view: IntegrationView) {
-  if (view.trigger.type !== 'schedule' && view.trigger.type !== 'poll') return <span class="muted">—</span>;
+  // Only triggers that run on a timer report `nextRunAt` (src/triggers/loops.ts).
   if (!('nextRunAt' in view)) return <span class="muted">—</span>;
   if (view.nextRunAt === null) return <span class="muted">{view.enabled ? 'not scheduled' : 'disabled'}</span>;
   return <Time iso={view.nextRunAt as string} />;

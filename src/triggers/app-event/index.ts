@@ -4,7 +4,6 @@ export {
   subscriptionFingerprint,
   SUBSCRIBE_STATE_KEY,
   SUBSCRIBE_LAST_KEY,
-  type AppEventHost,
   type AppEventOptions,
   type SubscriptionState,
   type SubscriptionStatus,

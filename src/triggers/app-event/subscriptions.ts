@@ -23,7 +23,7 @@ import type { CompiledIntegration, CompiledTrigger } from '../../definition/type
 import type { ExecutionRecord } from '../../engine/record.js';
 import { runExecution } from '../../engine/run.js';
 import type { TimerHandle } from '../schedule/clock.js';
-import type { TriggerHost } from '../schedule/host.js';
+import type { TriggerHost } from '../host.js';
 
 export type AppEventTriggerDef = Extract<CompiledTrigger, { type: 'appEvent' }>;
 
@@ -57,13 +57,6 @@ export interface SubscriptionStatus {
   at: string;
 }
 
-export interface AppEventHost extends TriggerHost {
-  webhookUrls(name: string): Promise<{ live: string; test: string }>;
-  isListening(name: string): boolean;
-  /** The integration's running version now (a retry re-reads it). */
-  current(name: string): CompiledIntegration | undefined;
-}
-
 export interface AppEventOptions {
   /** Wait before a failed subscribe is tried again (default 60 s; 0 = no retry). */
   retryMs?: number;
@@ -90,7 +83,7 @@ export class AppEventSubscriptions {
   private stopped = false;
 
   constructor(
-    private readonly host: AppEventHost,
+    private readonly host: TriggerHost,
     private readonly opts: AppEventOptions = {},
   ) {}
 

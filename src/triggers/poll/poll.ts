@@ -23,7 +23,7 @@ import { bareScope } from '../../engine/connections.js';
 import { evaluateTemplate, type Scope } from '../../engine/evaluate.js';
 import { runExecution } from '../../engine/run.js';
 import type { NewExecution } from '../../store/types.js';
-import type { TriggerHost } from '../schedule/host.js';
+import type { TriggerHost } from '../host.js';
 import { Ticker } from '../schedule/ticker.js';
 
 export type PollTriggerDef = Extract<CompiledTrigger, { type: 'poll' }>;

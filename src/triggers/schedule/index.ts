@@ -2,5 +2,4 @@
 export { ManualClock, systemClock, type Clock, type TimerHandle } from './clock.js';
 export { describeTiming, latestRunAtOrBefore, nextRunAfter, nextRuns, stepFrom } from './timing.js';
 export { Ticker } from './ticker.js';
-export type { TriggerHost } from './host.js';
-export { ScheduleTrigger, scheduleConcurrency, SCHEDULE_STATE_KEY, type ScheduleState, type ScheduleTriggerData } from './schedule.js';
+export { ScheduleTrigger, SCHEDULE_STATE_KEY, type ScheduleState, type ScheduleTriggerData } from './schedule.js';

@@ -13,7 +13,7 @@
  */
 import { newExecutionId } from '../../common/ids.js';
 import type { CompiledIntegration, CompiledTrigger } from '../../definition/types.js';
-import type { TriggerHost } from './host.js';
+import type { TriggerHost } from '../host.js';
 import { Ticker } from './ticker.js';
 import { latestRunAtOrBefore } from './timing.js';
 
@@ -29,12 +29,6 @@ export const SCHEDULE_STATE_KEY = 'schedule';
 export interface ScheduleTriggerData {
   scheduledAt: string;
   firedAt: string;
-}
-
-/** How many executions of a schedule integration may run at once (undefined: the dispatcher's limit). */
-export function scheduleConcurrency(integration: CompiledIntegration | undefined): number | undefined {
-  const t = integration?.trigger;
-  return t?.type === 'schedule' && t.overlap !== 'allow' ? 1 : undefined;
 }
 
 export class ScheduleTrigger {

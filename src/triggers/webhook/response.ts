@@ -7,6 +7,7 @@ import { isBinaryValue } from '../../common/binary.js';
 import type { HttpResponseSpec } from '../../connectors/types.js';
 import type { CompiledIntegration, ValueTemplate } from '../../definition/types.js';
 import { evaluateTemplate, type Scope } from '../../engine/evaluate.js';
+import { webhookOptionsOf } from '../registry.js';
 
 export interface RenderedResponse {
   status: number;
@@ -24,7 +25,7 @@ export async function evaluateAsyncResponse(
   execution: { id: string; test: boolean; receivedAt: string },
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<HttpResponseSpec | undefined> {
-  const response = integration.trigger.type === 'webhook' || integration.trigger.type === 'appEvent' ? integration.trigger.response : undefined;
+  const response = webhookOptionsOf(integration)?.response;
   if (response?.mode !== 'async') return undefined;
   if (!('computed' in response) && !response.custom) return undefined;
   const scope: Scope = {
