@@ -6,7 +6,9 @@
  *
  * A declared Content-Length over the limit is refused with 413 before a byte is read; a body
  * without one is counted while it streams (src/server/read-body.ts) and refused at the limit.
- * Either way the connection is closed after the answer (the rest is discarded by the server).
+ * The rest is discarded by the HTTP server (@hono/node-server drains an unread body for at most
+ * 500 ms / 64 MiB, then closes): no `Connection: close` here, which would cut a client still
+ * writing its body before it could read the 413.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
@@ -30,10 +32,7 @@ export type FormFields = Record<string, string>;
 
 /** The body's bytes, at most `limit` of them (else 413); `what` names the body in the answer. */
 export async function readOperatorBytes(c: Context<AppEnv>, limit: number, what: string): Promise<Buffer> {
-  const tooLarge = () =>
-    new HttpError(413, `${what} is larger than ${limit} bytes; send less (docs/security.md "Operator authentication")`, {
-      connection: 'close',
-    });
+  const tooLarge = () => new HttpError(413, `${what} is larger than ${limit} bytes; send less (docs/security.md "Operator authentication")`);
   const declared = c.req.header('content-length');
   if (declared !== undefined && Number(declared) > limit) throw tooLarge();
   try {
