@@ -109,8 +109,6 @@ describe('bounded bodies', () => {
     const big = await s.api('POST', '/integrations/echo/run?test=true', { big: 'x'.repeat(2000) });
     expect(big.status).toBe(413);
     expect(big.body.error).toMatch(/larger than 1024 bytes/);
-    const deep = await s.api('PUT', '/integrations/echo/payloads/p', JSON.parse('['.repeat(300) + ']'.repeat(300)));
-    expect([400, 404]).toContain(deep.status);
     await s.api('POST', '/integrations/echo/payloads', { name: 'p', trigger: {} });
     const nested = await fetch(`${s.url}/api/integrations/echo/payloads/p`, {
       method: 'PUT',
