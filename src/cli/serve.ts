@@ -48,6 +48,10 @@ Environment: HCM_RUNNER_ADMIN_TOKEN (admin API bearer token; when unset, one is 
 DIR/admin-token of --data, mode 0600, and reused), HCM_RUNNER_LOG_FORMAT (json or pretty; default
 pretty when stdout is a terminal),
 HCM_RUNNER_SECRET, HCM_RUNNER_PUBLIC_URL, HCM_RUNNER_LOG_LEVEL, HCM_RUNNER_SHUTDOWN_GRACE_MS;
+HCM_RUNNER_AUTH_MAX_FAILURES (wrong admin tokens from one client before 429; default 10),
+HCM_RUNNER_AUTH_MAX_LOCKOUT_SECONDS (longest such lockout; default 60),
+HCM_RUNNER_CONSOLE_SESSION_SECONDS (console session lifetime; default 43200),
+HCM_RUNNER_MAX_ADMIN_BODY_BYTES (admin API JSON bodies and console forms; default 1048576);
 on PostgreSQL also HCM_RUNNER_REPLICA_ID (named in every log line) and HCM_RUNNER_LEASE_SECONDS
 (how long a silent replica keeps its running executions before another takes them; default 60).`;
 

@@ -5,12 +5,17 @@
  * (assets/console.js) that keeps lists live over server-sent events. docs/console.md describes it.
  */
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { csrf } from 'hono/csrf';
+import { secureHeaders } from 'hono/secure-headers';
 import { HttpError } from '../common/errors.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { clientKey } from '../server/auth-throttle.js';
 import { captureStream, executionStream } from '../server/event-stream.js';
+import { refusalOf } from '../server/middleware-check.js';
 import { callbackPath } from '../server/oauth.js';
 import { AdminOperations, EXECUTION_STATUSES } from '../server/operations.js';
+import type { OperatorAuth } from '../server/operator-auth.js';
+import { type FormFields, readForm, SIGN_IN_BODY_LIMIT_BYTES } from '../server/request-body.js';
 import type { AppEnv } from '../server/types.js';
 import { findTriggerType } from '../triggers/registry.js';
 import { consoleAssets } from './assets.js';
@@ -21,10 +26,7 @@ import { IntegrationPage, type IntegrationPageProps } from './pages/integration.
 import { IntegrationsPage } from './pages/integrations.js';
 import { Layout } from './pages/layout.js';
 import { SignInPage } from './pages/sign-in.js';
-import { ConsoleSessions, fromOwnOrigin } from './session.js';
-
-/** Largest form the console accepts (a payload typed into the Run editor, an edited $trigger). */
-export const CONSOLE_FORM_LIMIT_BYTES = 1024 * 1024;
+import { ConsoleSessions, ownOrigins } from './session.js';
 
 /** Results of actions, shown after the redirect (fixed texts: a link cannot inject a message). */
 const NOTICES: Record<string, string> = {
@@ -36,20 +38,34 @@ const NOTICES: Record<string, string> = {
   replayed: 'Replayed: this is the new execution.',
 };
 
-export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
+export function consoleApp(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const ops = new AdminOperations(runtime);
-  const sessions = new ConsoleSessions(adminToken);
+  const sessions = new ConsoleSessions(auth.adminToken, runtime.store, auth.consoleSessionSeconds * 1000);
   const assets = consoleAssets();
+  const { throttle } = auth;
+  /** A console form: bounded like every operator body (src/server/request-body.ts). */
+  const form = (c: Context<AppEnv>): Promise<FormFields> => readForm(c, auth.maxAdminBodyBytes, runtime.intake);
 
+  app.use(
+    '/console/*',
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        styleSrc: ["'self'", "'unsafe-inline'"],
+        imgSrc: ["'self'", 'data:'],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+      referrerPolicy: 'no-referrer',
+      xFrameOptions: 'DENY',
+      // HSTS is for whoever terminates TLS in front of the runner (it would bind the whole host).
+      strictTransportSecurity: false,
+    }),
+  );
   app.use('/console/*', async (c, next) => {
     await next();
-    c.header(
-      'content-security-policy',
-      "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'",
-    );
-    c.header('x-content-type-options', 'nosniff');
-    c.header('referrer-policy', 'no-referrer');
     if (!c.res.headers.has('cache-control')) c.header('cache-control', 'no-store');
   });
 
@@ -60,9 +76,12 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
     return c.body(asset.body, 200, { 'content-type': asset.type, 'cache-control': 'no-cache' });
   });
 
-  // CSRF: every state-changing request must come from the console's own pages.
+  // CSRF: every state-changing request must come from the console's own pages — hono's csrf:
+  // `Sec-Fetch-Site: same-origin`, or else an `Origin` that is one of the console's own; a form
+  // post with neither is refused too (a signed-in browser always sends one of them).
+  const sameOrigin = csrf({ origin: (origin, c) => ownOrigins(c, runtime.publicUrl).has(origin) });
   app.use('/console/*', async (c, next) => {
-    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && !fromOwnOrigin(c, runtime.publicUrl)) {
+    if (await refusalOf(sameOrigin, c)) {
       return c.html(
         page('Refused', 'This request did not come from the console’s own pages, so it was refused (cross-site request protection).'),
         403,
@@ -70,30 +89,31 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
     }
     await next();
   });
-  app.use(
-    '/console/*',
-    bodyLimit({
-      maxSize: CONSOLE_FORM_LIMIT_BYTES,
-      onError: (c) => c.html(page('Too large', `Forms are limited to ${CONSOLE_FORM_LIMIT_BYTES} bytes.`), 413),
-    }),
-  );
 
   app.get('/console/sign-in', (c) => c.html(<SignInPage next={safeNext(c.req.query('next'))} />));
   app.post('/console/sign-in', async (c) => {
-    const form = await c.req.parseBody();
-    const next = safeNext(String(form.next ?? ''));
-    if (typeof form.token !== 'string' || !sessions.tokenMatches(form.token)) return c.html(<SignInPage next={next} wrong />, 401);
-    sessions.signIn(c);
+    // Unauthenticated: a locked-out client is refused before its body is read, and the body is
+    // a few KiB at most (413 past it, before parsing).
+    const client = clientKey(c);
+    throttle.assertNotLocked(client, 'sign-in');
+    const fields = await readForm(c, SIGN_IN_BODY_LIMIT_BYTES, runtime.intake, 'the sign-in form');
+    const next = safeNext(fields.next ?? '');
+    if (typeof fields.token !== 'string' || !sessions.tokenMatches(fields.token)) {
+      throttle.failed(client, 'sign-in');
+      return c.html(<SignInPage next={next} wrong />, 401);
+    }
+    throttle.succeeded(client);
+    await sessions.signIn(c);
     return c.redirect(next, 303);
   });
-  app.post('/console/sign-out', (c) => {
-    sessions.signOut(c);
+  app.post('/console/sign-out', async (c) => {
+    await sessions.signOut(c);
     return c.redirect('/console/sign-in', 303);
   });
 
   // Everything below needs a session.
   app.use('/console/*', async (c, next) => {
-    if (sessions.isSignedIn(c)) return next();
+    if (await sessions.isSignedIn(c)) return next();
     if (c.req.method === 'GET' && c.req.header('accept')?.includes('text/event-stream')) return c.text('sign in first', 401);
     if (c.req.method === 'GET')
       return c.redirect(`/console/sign-in?next=${encodeURIComponent(new URL(c.req.url).pathname + new URL(c.req.url).search)}`, 303);
@@ -149,7 +169,7 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
 
   app.post('/console/integrations/:name/run', async (c) => {
     const name = c.req.param('name');
-    const text = String((await c.req.parseBody()).payload ?? '');
+    const text = (await form(c)).payload ?? '';
     let payload: unknown;
     try {
       payload = text.trim() === '' ? undefined : JSON.parse(text);
@@ -166,20 +186,20 @@ export function consoleApp(runtime: Runtime, adminToken: string): Hono<AppEnv> {
   });
 
   app.post('/console/integrations/:name/listen', async (c) => {
-    const on = (await c.req.parseBody()).on === 'true';
+    const on = (await form(c)).on === 'true';
     const { name } = await ops.setListening(c.req.param('name'), on);
     return c.redirect(integrationUrl(name, on ? 'listening-on' : 'listening-off', '#listening-h'), 303);
   });
 
   app.post('/console/integrations/:name/payloads', async (c) => {
-    const form = await c.req.parseBody();
-    const saved = await ops.savePayload(c.req.param('name'), { name: String(form.name ?? '').trim(), captureId: String(form.captureId ?? '') });
+    const fields = await form(c);
+    const saved = await ops.savePayload(c.req.param('name'), { name: (fields.name ?? '').trim(), captureId: fields.captureId ?? '' });
     return c.redirect(integrationUrl(saved.integration, 'saved', '#payloads-h'), 303);
   });
 
   app.post('/console/integrations/:name/payloads/:payload', async (c) => {
     const name = c.req.param('name');
-    const text = String((await c.req.parseBody()).trigger ?? '');
+    const text = (await form(c)).trigger ?? '';
     let trigger: unknown;
     try {
       trigger = JSON.parse(text);

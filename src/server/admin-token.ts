@@ -61,6 +61,57 @@ export function adminTokenMatcher(adminToken: string): (candidate: string) => bo
   return (candidate) => timingSafeEqual(sha256(candidate), expected);
 }
 
+/** Admin tokens carrying fewer bits than this are warned about, and refused under NODE_ENV=production. */
+export const MIN_ADMIN_TOKEN_BITS = 128;
+/** How to make a good one (named in every message about a weak token). */
+export const GENERATE_TOKEN_HINT = 'generate one with `openssl rand -hex 32`';
+/**
+ * The characters of a bearer token (RFC 6750 b64token): hono's bearerAuth, which checks the admin
+ * API's header, accepts no others, so a token with others could never be sent.
+ */
+const B64TOKEN = /^[A-Za-z0-9._~+/-]+=*$/;
+
+/**
+ * The most bits a token can carry, judged by its length and the smallest usual alphabet that
+ * holds all of its characters (digits, hex, letters, base64 …). An upper bound — `aaaa…` of
+ * length 28 passes — that catches what matters in practice: short tokens and passwords.
+ */
+export function tokenBits(token: string): number {
+  const alphabets: Array<[RegExp, number]> = [
+    [/^[0-9]*$/, 10],
+    [/^[0-9a-f]*$/, 16],
+    [/^[0-9A-F]*$/, 16],
+    [/^[a-z]*$/, 26],
+    [/^[A-Z]*$/, 26],
+    [/^[a-z0-9]*$/, 36],
+    [/^[A-Z0-9]*$/, 36],
+    [/^[A-Za-z]*$/, 52],
+    [/^[A-Za-z0-9]*$/, 62],
+    [/^[A-Za-z0-9_-]*$/, 64],
+    [/^[A-Za-z0-9+/=]*$/, 65],
+  ];
+  const size = alphabets.find(([re]) => re.test(token))?.[1] ?? 95;
+  return Math.floor(token.length * Math.log2(size));
+}
+
+/**
+ * Checks the admin token at start. A token the bearer header cannot carry is refused always; one
+ * under 128 bits is warned about, and refused when NODE_ENV is `production`. `source` names
+ * where it came from (the environment variable or the stored file).
+ */
+export function checkAdminToken(token: string, source: string, env: NodeJS.ProcessEnv, warn: (message: string) => void): void {
+  if (!B64TOKEN.test(token)) {
+    throw new Error(
+      `the admin token in ${source} holds characters a bearer token cannot carry (only A-Z a-z 0-9 - . _ ~ + / and trailing =); ${GENERATE_TOKEN_HINT}`,
+    );
+  }
+  const bits = tokenBits(token);
+  if (bits >= MIN_ADMIN_TOKEN_BITS) return;
+  const weak = `the admin token in ${source} is weak: at most ${bits} bits, at least ${MIN_ADMIN_TOKEN_BITS} are needed to resist guessing; ${GENERATE_TOKEN_HINT}`;
+  if (env.NODE_ENV === 'production') throw new Error(`${weak} (refused because NODE_ENV=production)`);
+  warn(`${weak} (NODE_ENV=production refuses to start with it)`);
+}
+
 function sha256(s: string): Buffer {
   return createHash('sha256').update(s).digest();
 }

@@ -1,29 +1,55 @@
 /**
- * The admin API under /api (docs/server.md "Routes"), behind `Authorization: Bearer <admin token>`.
- * Every error is JSON `{error}`.
+ * The admin API under /api (docs/server.md "Routes"), behind `Authorization: Bearer <admin token>`
+ * (hono's `bearerAuth`, with failures slowed per client by the auth throttle). Every error is
+ * JSON `{error}`; request bodies are read bounded (src/server/request-body.ts).
  */
 import { Hono, type Context } from 'hono';
+import { bearerAuth } from 'hono/bearer-auth';
 import type { Runtime } from '../runtime/runtime.js';
 import { adminTokenMatcher } from './admin-token.js';
+import { clientKey } from './auth-throttle.js';
 import { captureStream, executionStream } from './event-stream.js';
 import { HttpError } from '../common/errors.js';
 import { MAX_LIST_LIMIT } from '../store/common.js';
+import { refusalOf } from './middleware-check.js';
 import { AdminOperations } from './operations.js';
+import type { OperatorAuth } from './operator-auth.js';
+import { readJson } from './request-body.js';
 import type { AppEnv } from './types.js';
 
-export function adminApi(runtime: Runtime, adminToken: string): Hono<AppEnv> {
+const REFUSED = 'missing or wrong admin token: send Authorization: Bearer $HCM_RUNNER_ADMIN_TOKEN';
+
+export function adminApi(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
   const api = new Hono<AppEnv>();
-  const isAdminToken = adminTokenMatcher(adminToken);
+  const isAdminToken = adminTokenMatcher(auth.adminToken);
+  const { throttle } = auth;
+  // A refusal keeps the API's `{error}` shape; bearerAuth adds its RFC 6750 WWW-Authenticate.
+  const refused = () => new Response(JSON.stringify({ error: REFUSED }), { status: 401, headers: { 'content-type': 'application/json' } });
+  const wrongToken = (c: Context) => {
+    throttle.failed(clientKey(c as Context<AppEnv>), 'admin-api');
+    return refused();
+  };
+  const bearer = bearerAuth({
+    // Hashed, constant-time comparison (admin-token.ts), shared with the console's sign-in.
+    verifyToken: (token, c) => {
+      const ok = isAdminToken(token);
+      if (ok) throttle.succeeded(clientKey(c as Context<AppEnv>));
+      return ok;
+    },
+    // No header at all is not a guess (a client not configured yet): refused, not counted.
+    noAuthenticationHeader: { message: refused },
+    invalidAuthenticationHeader: { message: wrongToken },
+    invalidToken: { message: wrongToken },
+  });
 
   api.use('*', async (c, next) => {
-    const m = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '');
-    if (!m || !isAdminToken(m[1]!.trim())) {
-      return c.json({ error: 'missing or wrong admin token: send Authorization: Bearer $HCM_RUNNER_ADMIN_TOKEN' }, 401, {
-        'www-authenticate': 'Bearer',
-      });
-    }
+    // A locked-out client's token is not compared at all (auth-throttle.ts says why).
+    throttle.assertNotLocked(clientKey(c), 'admin-api');
+    const refusal = await refusalOf(bearer, c);
+    if (refusal) return refusal;
     await next();
   });
+  const jsonBody = (c: Context<AppEnv>, optional = false) => readJson(c, auth.maxAdminBodyBytes, runtime.intake, optional);
 
   const ops = new AdminOperations(runtime);
 
@@ -84,21 +110,12 @@ export function adminApi(runtime: Runtime, adminToken: string): Hono<AppEnv> {
     c.json(await ops.authorize(c.req.param('name'), c.req.param('connection'))),
   );
 
+  // Console sessions -----------------------------------------------------------------------------
+  /** Signs every console session out (docs/console.md "Signing in"). */
+  api.delete('/console-sessions', async (c) => c.json(await ops.signOutEverywhere()));
+
   api.notFound((c) => c.json({ error: `no admin route ${c.req.method} ${c.req.path}` }, 404));
   return api;
-}
-
-async function jsonBody(c: Context<AppEnv>, optional = false): Promise<unknown> {
-  const text = await c.req.text();
-  if (text.trim() === '') {
-    if (optional) return undefined;
-    throw new HttpError(400, 'request body must be JSON');
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new HttpError(400, `malformed JSON: ${(err as Error).message}`);
-  }
 }
 
 function limitParam(v: string | undefined, fallback: number): number {

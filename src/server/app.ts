@@ -7,12 +7,15 @@ import type { Runtime } from '../runtime/runtime.js';
 import { adminApi } from './admin.js';
 import type { Metrics } from './metrics.js';
 import { oauthCallback } from './oauth.js';
+import { DEFAULT_OPERATOR_AUTH_SETTINGS, operatorAuth, type OperatorAuthSettings } from './operator-auth.js';
 import type { AppEnv } from './types.js';
 import { webhookHandler } from './webhooks.js';
 
-export function createApp(runtime: Runtime, opts: { adminToken: string; metrics: Metrics }): Hono<AppEnv> {
+export function createApp(runtime: Runtime, opts: { adminToken: string; metrics: Metrics; auth?: OperatorAuthSettings }): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { metrics } = opts;
+  // One throttle of failed admin tokens for the API and the console's sign-in (auth-throttle.ts).
+  const auth = operatorAuth(opts.adminToken, opts.auth ?? DEFAULT_OPERATOR_AUTH_SETTINGS, metrics, runtime.logger);
 
   app.use('*', async (c, next) => {
     await next();
@@ -26,11 +29,11 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'content-type': metrics.registry.contentType }));
   app.get('/oauth/callback', oauthCallback(runtime));
-  app.route('/api', adminApi(runtime, opts.adminToken));
+  app.route('/api', adminApi(runtime, auth));
   // The web console for people (docs/console.md); it signs in with the same admin token.
   app.get('/', (c) => c.redirect('/console/', 302));
   app.get('/console', (c) => c.redirect('/console/', 302));
-  app.route('/', consoleApp(runtime, opts.adminToken));
+  app.route('/', consoleApp(runtime, auth));
 
   app.notFound((c) => c.json({ error: `not found: ${c.req.method} ${c.req.path}` }, 404));
   // The one place errors become HTTP answers, for every route (webhook intake answers its own

@@ -17,10 +17,11 @@ import type { ExecutionQueue } from '../runtime/queue.js';
 import type { RegistryEntry } from '../runtime/registry.js';
 import { Runtime } from '../runtime/runtime.js';
 import { intakeLimits, parseHeaderList } from '../triggers/webhook/limits.js';
-import { loadOrCreateAdminToken } from './admin-token.js';
+import { ADMIN_TOKEN_ENV, checkAdminToken, loadOrCreateAdminToken } from './admin-token.js';
 import { createApp } from './app.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { DEFAULT_OPERATOR_AUTH_SETTINGS, type OperatorAuthSettings } from './operator-auth.js';
 import type { AppEnv } from './types.js';
 import { positiveIntEnv } from '../common/env.js';
 
@@ -69,6 +70,12 @@ export interface ServerOptions {
   maxFormParts?: number;
   /** Header names redacted in `$trigger.headers` besides the built-in list (default HCM_RUNNER_REDACT_HEADERS). */
   redactHeaders?: string[];
+  /**
+   * Failed-authentication throttle, console session lifetime and operator body cap (defaults
+   * HCM_RUNNER_AUTH_MAX_FAILURES, HCM_RUNNER_AUTH_MAX_LOCKOUT_SECONDS,
+   * HCM_RUNNER_CONSOLE_SESSION_SECONDS, HCM_RUNNER_MAX_ADMIN_BODY_BYTES; docs/security.md).
+   */
+  auth?: Partial<OperatorAuthSettings>;
 }
 
 export interface RunningServer {
@@ -100,7 +107,21 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     maxFormParts: opts.maxFormParts ?? positiveIntEnv(env, 'HCM_RUNNER_MAX_FORM_PARTS'),
     redactHeaders: opts.redactHeaders ?? parseHeaderList(env.HCM_RUNNER_REDACT_HEADERS),
   });
+  const auth: OperatorAuthSettings = {
+    maxFailures: opts.auth?.maxFailures ?? positiveIntEnv(env, 'HCM_RUNNER_AUTH_MAX_FAILURES') ?? DEFAULT_OPERATOR_AUTH_SETTINGS.maxFailures,
+    maxLockoutSeconds:
+      opts.auth?.maxLockoutSeconds ?? positiveIntEnv(env, 'HCM_RUNNER_AUTH_MAX_LOCKOUT_SECONDS') ?? DEFAULT_OPERATOR_AUTH_SETTINGS.maxLockoutSeconds,
+    consoleSessionSeconds:
+      opts.auth?.consoleSessionSeconds ??
+      positiveIntEnv(env, 'HCM_RUNNER_CONSOLE_SESSION_SECONDS') ??
+      DEFAULT_OPERATOR_AUTH_SETTINGS.consoleSessionSeconds,
+    maxAdminBodyBytes:
+      opts.auth?.maxAdminBodyBytes ?? positiveIntEnv(env, 'HCM_RUNNER_MAX_ADMIN_BODY_BYTES') ?? DEFAULT_OPERATOR_AUTH_SETTINGS.maxAdminBodyBytes,
+  };
   let logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');
+  const configuredToken = opts.adminToken ?? env.HCM_RUNNER_ADMIN_TOKEN;
+  // A weak configured token fails before anything is opened (under NODE_ENV=production).
+  if (configuredToken) checkAdminToken(configuredToken, ADMIN_TOKEN_ENV, env, (message) => logger.warn(message));
   const host = opts.host ?? '127.0.0.1';
   const store = opts.store ?? (await openStore({ dataDir: resolve(opts.dataDir ?? 'data'), databaseUrl: opts.databaseUrl, secret: opts.secret }));
   const replicaId = opts.replicaId ?? env.HCM_RUNNER_REPLICA_ID ?? (store.kind === 'postgres' ? `${hostname()}:${process.pid}` : undefined);
@@ -113,12 +134,14 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     await queue.stop().catch((err: Error) => logger.warn({ err: err.message }, 'the execution queue did not stop cleanly'));
   };
 
-  let adminToken = opts.adminToken ?? env.HCM_RUNNER_ADMIN_TOKEN;
+  let adminToken = configuredToken;
   let adminTokenGenerated = false;
   let adminTokenFile: string | undefined;
   if (!adminToken) {
     try {
       ({ token: adminToken, created: adminTokenGenerated, file: adminTokenFile } = await loadOrCreateAdminToken(resolve(opts.dataDir ?? 'data')));
+      // A created token is strong; one written into the file by hand may not be.
+      checkAdminToken(adminToken, adminTokenFile, env, (message) => logger.warn(message));
     } catch (err) {
       await stopQueue();
       await store.close();
@@ -158,7 +181,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     intake,
   });
   const metrics = createMetrics(runtime);
-  const app = createApp(runtime, { adminToken, metrics });
+  const app = createApp(runtime, { adminToken, metrics, auth });
   let integrations: RegistryEntry[];
   try {
     integrations = await runtime.start();

@@ -9,6 +9,8 @@ import type { Runtime } from '../runtime/runtime.js';
 export interface Metrics {
   registry: Registry;
   requests: Counter<'route' | 'method' | 'status'>;
+  /** Failed admin-token checks: `surface` sign-in or admin-api, `reason` wrong_token or locked_out (src/server/auth-throttle.ts). */
+  authFailures: Counter<'surface' | 'reason'>;
   render(): Promise<string>;
 }
 
@@ -19,6 +21,12 @@ export function createMetrics(runtime: Runtime): Metrics {
     name: 'hcm_runner_http_requests_total',
     help: 'HTTP requests by route pattern, method and status code',
     labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const authFailures = new Counter({
+    name: 'hcm_runner_auth_failures_total',
+    help: 'Refused admin tokens by surface (sign-in, admin-api) and reason (wrong_token; locked_out: refused unchecked during a lockout)',
+    labelNames: ['surface', 'reason'] as const,
     registers: [registry],
   });
   const executions = new Counter({
@@ -61,5 +69,5 @@ export function createMetrics(runtime: Runtime): Metrics {
     executions.inc({ integration: record.integration, status: record.status });
     for (const s of record.steps) if (s.durationMs !== undefined) steps.observe({ action: s.action, status: s.status }, s.durationMs / 1000);
   });
-  return { registry, requests, render: () => registry.metrics() };
+  return { registry, requests, authFailures, render: () => registry.metrics() };
 }

@@ -206,6 +206,13 @@ export class AdminOperations {
     return entry.integration;
   }
 
+  // Console sessions ---------------------------------------------------------------------------
+
+  /** Ends every console session, on every replica (DELETE /api/console-sessions). */
+  async signOutEverywhere(): Promise<{ signedOut: number }> {
+    return { signedOut: await this.runtime.store.deleteConsoleSessions() };
+  }
+
   private async submit(execution: NewExecution): Promise<{ executionId: string }> {
     // A full backlog throws BusyError, an HttpError (429/503 + Retry-After).
     await this.runtime.dispatcher.submit([execution]);

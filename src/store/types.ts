@@ -124,6 +124,20 @@ export interface Store {
    */
   claimTick(integration: string, tick: string): Promise<boolean>;
 
+  // Console sessions (docs/console.md "Signing in") ----------------------------------------------
+  /**
+   * Remembers a signed-in console session until `expiresAt` (ISO time); expired sessions may be
+   * forgotten at the same time. Kept in the store so that signing out holds across restarts and
+   * replicas.
+   */
+  addConsoleSession(id: string, expiresAt: string): Promise<void>;
+  /** Whether the session was added, not deleted, and has not expired. */
+  hasConsoleSession(id: string): Promise<boolean>;
+  /** Ends one session (sign out); whether it existed. */
+  deleteConsoleSession(id: string): Promise<boolean>;
+  /** Ends every session (sign out everywhere); how many there were. */
+  deleteConsoleSessions(): Promise<number>;
+
   // Coordination ---------------------------------------------------------------------------------
   /**
    * Runs `fn` while holding the cluster-wide lock `key`: callers with the same key, in this

@@ -326,6 +326,26 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
       expect(await store.listPayloads(integ)).toHaveLength(1);
     });
 
+    it('keeps console sessions across restarts; a deleted or expired one stays gone', async () => {
+      const [a, b, c] = [name('session'), name('session'), name('session')];
+      const later = new Date(Date.now() + 3_600_000).toISOString();
+      await store.addConsoleSession(a, later);
+      await store.addConsoleSession(b, later);
+      await store.addConsoleSession(c, new Date(Date.now() - 1000).toISOString());
+      expect(await store.hasConsoleSession(a)).toBe(true);
+      expect(await store.hasConsoleSession(c)).toBe(false);
+      expect(await store.hasConsoleSession(name('never'))).toBe(false);
+      expect(await store.deleteConsoleSession(a)).toBe(true);
+      expect(await store.deleteConsoleSession(a)).toBe(false);
+      await reopen();
+      // Sign-out holds after a restart, and on another instance (a replica).
+      expect(await store.hasConsoleSession(a)).toBe(false);
+      expect(await store.hasConsoleSession(b)).toBe(true);
+      expect(await (await second()).hasConsoleSession(b)).toBe(true);
+      expect(await store.deleteConsoleSessions()).toBeGreaterThanOrEqual(1);
+      expect(await store.hasConsoleSession(b)).toBe(false);
+    });
+
     it('gets, sets and deletes trigger state', async () => {
       const integ = name('state');
       expect(await store.getState(integ, 'cursor')).toBeUndefined();

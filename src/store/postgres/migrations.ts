@@ -107,6 +107,16 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   DROP INDEX ${s}.executions_finished;
   CREATE INDEX executions_finished ON ${s}.executions (finished_at) WHERE finished_at IS NOT NULL;
   `,
+  // 5: console sessions live in the store, so signing out (or out everywhere) survives a restart
+  // and holds on every replica
+  (s) => `
+  CREATE TABLE ${s}.console_sessions (
+    id         TEXT PRIMARY KEY,
+    expires_at TIMESTAMPTZ NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL
+  );
+  CREATE INDEX console_sessions_expires ON ${s}.console_sessions (expires_at);
+  `,
 ];
 
 export function quoteIdent(name: string): string {

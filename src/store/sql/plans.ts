@@ -182,3 +182,14 @@ export const setTokenBlob = (key: string, blob: string | undefined, now: string)
         blob,
         now,
       );
+
+// Console sessions ---------------------------------------------------------------------------------
+
+/** A new session; expired ones are forgotten in the same write, so the table stays small. */
+export const addConsoleSession = (id: string, expiresAt: string, now: string): Step[] => [
+  s('DELETE FROM console_sessions WHERE expires_at <= ?', now),
+  s('INSERT INTO console_sessions (id, expires_at, created_at) VALUES (?, ?, ?)', id, expiresAt, now),
+];
+export const hasConsoleSession = 'SELECT 1 AS one FROM console_sessions WHERE id = ? AND expires_at > ?';
+export const deleteConsoleSession = (id: string): Step => s('DELETE FROM console_sessions WHERE id = ?', id);
+export const deleteConsoleSessions = (): Step => s('DELETE FROM console_sessions');

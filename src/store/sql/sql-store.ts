@@ -236,6 +236,26 @@ export abstract class SqlStore implements Store {
     return r!.changes === 1;
   }
 
+  // Console sessions ------------------------------------------------------------------------------
+
+  async addConsoleSession(id: string, expiresAt: string): Promise<void> {
+    await this.write('consoleSession', plan.addConsoleSession(id, iso(expiresAt)!, new Date().toISOString()));
+  }
+
+  async hasConsoleSession(id: string): Promise<boolean> {
+    return (await this.read(plan.hasConsoleSession, [id, new Date().toISOString()])).length > 0;
+  }
+
+  async deleteConsoleSession(id: string): Promise<boolean> {
+    const [r] = await this.write('consoleSession', [plan.deleteConsoleSession(id)]);
+    return r!.changes > 0;
+  }
+
+  async deleteConsoleSessions(): Promise<number> {
+    const [r] = await this.write('consoleSession', [plan.deleteConsoleSessions()]);
+    return r!.changes;
+  }
+
   // Tokens (used by SqlTokenStore) ----------------------------------------------------------------
 
   /** @internal */

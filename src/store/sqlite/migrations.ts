@@ -92,6 +92,15 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX executions_finished;
   CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
   `,
+  // 3: console sessions live in the store, so signing out (or out everywhere) survives a restart
+  `
+  CREATE TABLE console_sessions (
+    id         TEXT PRIMARY KEY,
+    expires_at TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  );
+  CREATE INDEX console_sessions_expires ON console_sessions (expires_at);
+  `,
 ];
 
 export function migrate(db: Database.Database): number {
