@@ -7,6 +7,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { adminApi } from './admin.js';
 import type { Metrics } from './metrics.js';
 import { oauthCallback } from './oauth.js';
+import { servesPath } from './surfaces.js';
 import type { AppEnv } from './types.js';
 import { webhookHandler } from './webhooks.js';
 
@@ -18,6 +19,13 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
     await next();
     const route = c.get('routeLabel') ?? matched(c);
     metrics.requests.inc({ route, method: c.req.method, status: String(c.res.status) });
+  });
+  // With an admin listener, each listener answers only its own paths (surfaces.ts). The path is
+  // the one the router matches, so no spelling of a path reaches a route the filter refused.
+  app.use('*', async (c, next) => {
+    const surface = c.env?.surface;
+    if (surface && !servesPath(surface, c.req.path)) return c.notFound();
+    await next();
   });
 
   const webhook = webhookHandler(runtime);
