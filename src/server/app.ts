@@ -7,7 +7,7 @@ import type { Runtime } from '../runtime/runtime.js';
 import { adminApi } from './admin.js';
 import type { Metrics } from './metrics.js';
 import { oauthCallback } from './oauth.js';
-import { servesPath } from './surfaces.js';
+import { isOperatorPath, servesPath } from './surfaces.js';
 import type { AppEnv } from './types.js';
 import { webhookHandler } from './webhooks.js';
 
@@ -43,9 +43,10 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
   app.notFound((c) => c.json({ error: `not found: ${c.req.method} ${c.req.path}` }, 404));
   // The one place errors become HTTP answers, for every route (webhook intake answers its own
   // rejections through the same mapping, src/common/errors.ts): an HttpError (rejections, 429/503
-  // backpressure) as it is, an unusable store as 503 + Retry-After, anything else as 500.
+  // backpressure) as it is, an unusable store as 503 + Retry-After (what is wrong, with paths, only
+  // on the operator's routes; the log has it either way), anything else as 500.
   app.onError((err, c) => {
-    const http = httpErrorOf(err);
+    const http = httpErrorOf(err, { detail: isOperatorPath(c.req.path) });
     if (err instanceof StorageUnavailableError) {
       // A corrupt, unreadable or full database: the operator's to fix; clients retry later.
       runtime.logger?.error({ err: err.message, route: matched(c) }, 'request refused: storage unavailable');

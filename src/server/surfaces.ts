@@ -18,6 +18,11 @@ export function isSharedPath(path: string): boolean {
   return path === '/healthz';
 }
 
+/** The console, /api, /metrics: only operators use them (their errors may say what is wrong where). */
+export function isOperatorPath(path: string): boolean {
+  return !isPublicPath(path) && !isSharedPath(path);
+}
+
 /** Whether a listener serving `surface` answers `path` (otherwise: 404). */
 export function servesPath(surface: Surface, path: string): boolean {
   if (surface === 'all' || isSharedPath(path)) return true;
