@@ -1,7 +1,7 @@
 /**
  * A small client for the running server's admin API, shared by the client commands
- * (executions, listen, payloads, urls, connect). Server: --server URL, else HCM_RUNNER_PUBLIC_URL,
- * else http://127.0.0.1:8080; token: HCM_RUNNER_ADMIN_TOKEN, else the one `serve` stored in
+ * (executions, listen, payloads, urls, connect). Server: `adminBaseUrl` (--server URL, else the
+ * admin listener of HCM_RUNNER_ADMIN_PORT, else HCM_RUNNER_PUBLIC_URL, else http://127.0.0.1:8080); token: HCM_RUNNER_ADMIN_TOKEN, else the one `serve` stored in
  * `--data` (default ./data) — see `adminTokenFor`.
  */
 import { request } from 'undici';
@@ -10,11 +10,29 @@ import { ADMIN_TOKEN_ENV, adminTokenPath, readStoredAdminToken } from '../server
 /** The flags every client command takes. */
 export const serverFlag = { server: { type: 'string' as const }, data: { type: 'string' as const } };
 
-export const clientHelp = `  --server URL     the running server (default $HCM_RUNNER_PUBLIC_URL or http://127.0.0.1:8080)
+export const clientHelp = `  --server URL     the running server's admin API (default: with $HCM_RUNNER_ADMIN_PORT set, that
+                   port on $HCM_RUNNER_ADMIN_HOST or 127.0.0.1; else $HCM_RUNNER_PUBLIC_URL or
+                   http://127.0.0.1:8080)
   --data DIR       the server's data directory, where \`serve\` stored the admin token (default ./data)
 The admin token is HCM_RUNNER_ADMIN_TOKEN when set, else the one stored in --data.`;
 
 export const DEFAULT_DATA_DIR = 'data';
+
+/**
+ * Where a client command finds the admin API: `--server URL`; else, when HCM_RUNNER_ADMIN_PORT is
+ * set (the same variables `serve --admin-port` reads, so one environment serves both), that port on
+ * HCM_RUNNER_ADMIN_HOST (all interfaces and unset: loopback); else HCM_RUNNER_PUBLIC_URL; else
+ * http://127.0.0.1:8080. With an admin port, the public URL answers 404 under /api.
+ */
+export function adminBaseUrl(server: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  let base = server;
+  if (!base && env.HCM_RUNNER_ADMIN_PORT) {
+    const host = env.HCM_RUNNER_ADMIN_HOST?.trim() || '127.0.0.1';
+    const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    base = `http://${shown}:${env.HCM_RUNNER_ADMIN_PORT.trim()}`;
+  }
+  return (base ?? env.HCM_RUNNER_PUBLIC_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+}
 
 export interface AdminTokenSource {
   token?: string;
@@ -53,7 +71,7 @@ export class AdminClient {
     private readonly dataDir: string = DEFAULT_DATA_DIR,
     private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
-    this.base = (server ?? env.HCM_RUNNER_PUBLIC_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+    this.base = adminBaseUrl(server, env);
   }
 
   async call<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {

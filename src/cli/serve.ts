@@ -1,5 +1,5 @@
 /**
- * `hcm-runner serve [--dir DIR] [--port N] [--host H] [--data DIR] [--database-url URL] [--sandbox]`
+ * `hcm-runner serve [--dir DIR] [--port N] [--host H] [--admin-port N] [--admin-host H] [--data DIR] [--database-url URL] [--sandbox]`
  * — the long-running runtime (docs/server.md). SIGTERM/SIGINT shut down gracefully, SIGHUP reloads.
  */
 import { isAbsolute, relative, resolve } from 'node:path';
@@ -12,12 +12,19 @@ import { parseHeaderList } from '../triggers/webhook/limits.js';
 import { intFlag, parse, UsageError } from './args.js';
 import { forgetPreviousSandboxTokens, startLocalSandbox } from './local-sandbox.js';
 
-export const serveUsage = `Usage: hcm-runner serve [--dir DIR] [--port N] [--host H] [--data DIR] [--database-url URL] [--sandbox]
+export const serveUsage = `Usage: hcm-runner serve [--dir DIR] [--port N] [--host H] [--admin-port N] [--admin-host H]
+                        [--data DIR] [--database-url URL] [--sandbox]
 
 Runs the runtime: webhook URLs, schedules and polls, the admin API, health and metrics.
   --dir DIR               integrations folder (default ./integrations)
   --port N                port (default $PORT or 8080)
   --host H                interface to listen on (default 127.0.0.1; 0.0.0.0 for all)
+  --admin-port N          serve the console, /api and /metrics on their own port (default
+                          $HCM_RUNNER_ADMIN_PORT; unset: everything on --port); the main port then
+                          serves only webhooks, callbacks, the OAuth callback and /healthz — the
+                          production layout, docs/security.md
+  --admin-host H          interface of the admin port (default $HCM_RUNNER_ADMIN_HOST or
+                          127.0.0.1; e.g. a VPN or private address)
   --data DIR              data directory (default ./data): the SQLite store, the stored admin
                           token (admin-token) and, without HCM_RUNNER_SECRET, secret.key
   --database-url URL      postgres://… selects PostgreSQL (default $DATABASE_URL); several
@@ -62,6 +69,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
       dir: { type: 'string' },
       port: { type: 'string' },
       host: { type: 'string' },
+      'admin-port': { type: 'string' },
+      'admin-host': { type: 'string' },
       data: { type: 'string' },
       'database-url': { type: 'string' },
       sandbox: { type: 'boolean' },
@@ -86,6 +95,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const env = process.env;
   const port = intFlag((values.port as string | undefined) ?? env.PORT, 'port', 8080);
   if (port > 65535) throw new UsageError(`--port must be at most 65535, got ${port}`);
+  const adminPortValue = (values['admin-port'] as string | undefined) ?? (env.HCM_RUNNER_ADMIN_PORT || undefined);
+  const adminPort = adminPortValue === undefined ? undefined : intFlag(adminPortValue, 'admin-port', 0);
+  if (adminPort !== undefined && adminPort > 65535) throw new UsageError(`--admin-port must be at most 65535, got ${adminPort}`);
+  if (adminPort !== undefined && adminPort !== 0 && adminPort === port)
+    throw new UsageError(`--admin-port must differ from --port (both ${port}): the console and the public edge never share an origin`);
+  const adminHost = (values['admin-host'] as string | undefined) ?? (env.HCM_RUNNER_ADMIN_HOST || undefined);
+  if (adminHost !== undefined && adminPort === undefined) throw new UsageError('--admin-host needs --admin-port (or HCM_RUNNER_ADMIN_PORT)');
   const limits = {
     concurrency: intFlag((values.concurrency as string | undefined) ?? env.HCM_RUNNER_CONCURRENCY, 'concurrency', 16) || 1,
     perIntegration:
@@ -126,6 +142,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
       dir: (values.dir as string | undefined) ?? 'integrations',
       port,
       host: (values.host as string | undefined) ?? '127.0.0.1',
+      adminPort,
+      adminHost,
       dataDir,
       databaseUrl,
       store,
@@ -142,7 +160,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
     await sandbox?.close();
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE') {
-      process.stderr.write(`hcm-runner serve: port ${port} is already in use; pick another with --port N\n`);
+      const admin = adminPort !== undefined && (e as { port?: number }).port === adminPort;
+      process.stderr.write(
+        `hcm-runner serve: port ${admin ? adminPort : port} is already in use; pick another with ${admin ? '--admin-port' : '--port'} N\n`,
+      );
       return 1;
     }
     throw err;
@@ -210,8 +231,12 @@ function shownPath(abs: string): string {
 
 function printBanner(server: Awaited<ReturnType<typeof startServer>>): void {
   const lines = [`hcm-runner listening on ${server.url}${server.publicUrl !== server.url ? ` (public URL ${server.publicUrl})` : ''}`];
+  if (server.adminPort !== undefined)
+    lines.push(
+      `admin (console, /api, /metrics) on ${server.adminUrl}; the main port serves only webhooks, callbacks, the OAuth callback and /healthz`,
+    );
   if (server.runtime.registry.entries().length === 0) lines.push(`no integration files (*.yaml, *.yml) found in ${server.runtime.registry.dir}`);
-  lines.push(`console: ${server.url}/console/`, ...adminTokenLines(server));
+  lines.push(`console: ${server.adminUrl}/console/`, ...adminTokenLines(server));
   for (const e of server.runtime.registry.entries()) {
     const problems = e.problems.length ? e.problems : e.integration ? missingEnvProblems(e.integration, server.runtime.env) : [];
     const running = e.problems.length ? ', last good version running' : '';

@@ -26,7 +26,9 @@ Recording (needs a running server):
                     expectations; appended to the integration's test file (created if missing)
   --out FILE        the test file to write (default <integration file>.test.yaml beside it)
   --dir DIR         where the integration files are (default ./integrations)
-  --server URL      the running server (default $HCM_RUNNER_PUBLIC_URL or http://127.0.0.1:8080; --url too)
+  --server URL      the running server's admin API (default as for \`hcm-runner executions\`:
+                    the $HCM_RUNNER_ADMIN_PORT listener, else $HCM_RUNNER_PUBLIC_URL or
+                    http://127.0.0.1:8080; --url too)
   --data DIR        the server's data directory, for the admin token (default ./data)
 The admin token is HCM_RUNNER_ADMIN_TOKEN when set, else the one serve stored in --data.
 Exit status: 0 all passed (or recorded), 1 a case failed, 2 usage error or an invalid test file.`;

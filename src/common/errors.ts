@@ -63,14 +63,20 @@ export class HttpError extends Error {
   }
 }
 
+/** What a caller who is not the operator is told of an unusable store (the details go to the log). */
+export const STORAGE_UNAVAILABLE = 'storage unavailable';
+
 /**
  * The HTTP answer of an error, when it has one: an `HttpError` as it is, a
  * `StorageUnavailableError` as 503 with Retry-After (the operator's to fix; callers retry later).
+ * Its message names paths and files, so it is answered only with `detail` (the operator's own
+ * routes); anyone else gets "storage unavailable" and the caller of this function logs the rest.
  * Anything else is a bug or an unexpected failure: undefined (the caller answers 500).
  */
-export function httpErrorOf(err: unknown): HttpError | undefined {
+export function httpErrorOf(err: unknown, opts: { detail?: boolean } = {}): HttpError | undefined {
   if (err instanceof HttpError) return err;
-  if (err instanceof StorageUnavailableError) return new HttpError(503, err.message, { 'retry-after': String(err.retryAfterSec) });
+  if (err instanceof StorageUnavailableError)
+    return new HttpError(503, opts.detail ? err.message : STORAGE_UNAVAILABLE, { 'retry-after': String(err.retryAfterSec) });
   return undefined;
 }
 

@@ -38,7 +38,7 @@ export async function loadOrCreateAdminToken(dataDir: string): Promise<{ token: 
   const file = adminTokenPath(dataDir);
   let created = false;
   try {
-    await fs.mkdir(dataDir, { recursive: true });
+    await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
     await fs.writeFile(file, `${randomBytes(24).toString('base64url')}\n`, { flag: 'wx', mode: 0o600 });
     created = true;
   } catch (err) {

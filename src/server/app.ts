@@ -8,6 +8,7 @@ import { adminApi } from './admin.js';
 import type { Metrics } from './metrics.js';
 import { oauthCallback } from './oauth.js';
 import { DEFAULT_OPERATOR_AUTH_SETTINGS, operatorAuth, type OperatorAuthSettings } from './operator-auth.js';
+import { isOperatorPath, servesPath } from './surfaces.js';
 import type { AppEnv } from './types.js';
 import { webhookHandler } from './webhooks.js';
 
@@ -21,6 +22,13 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
     await next();
     const route = c.get('routeLabel') ?? matched(c);
     metrics.requests.inc({ route, method: c.req.method, status: String(c.res.status) });
+  });
+  // With an admin listener, each listener answers only its own paths (surfaces.ts). The path is
+  // the one the router matches, so no spelling of a path reaches a route the filter refused.
+  app.use('*', async (c, next) => {
+    const surface = c.env?.surface;
+    if (surface && !servesPath(surface, c.req.path)) return c.notFound();
+    await next();
   });
 
   const webhook = webhookHandler(runtime);
@@ -38,9 +46,10 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
   app.notFound((c) => c.json({ error: `not found: ${c.req.method} ${c.req.path}` }, 404));
   // The one place errors become HTTP answers, for every route (webhook intake answers its own
   // rejections through the same mapping, src/common/errors.ts): an HttpError (rejections, 429/503
-  // backpressure) as it is, an unusable store as 503 + Retry-After, anything else as 500.
+  // backpressure) as it is, an unusable store as 503 + Retry-After (what is wrong, with paths, only
+  // on the operator's routes; the log has it either way), anything else as 500.
   app.onError((err, c) => {
-    const http = httpErrorOf(err);
+    const http = httpErrorOf(err, { detail: isOperatorPath(c.req.path) });
     if (err instanceof StorageUnavailableError) {
       // A corrupt, unreadable or full database: the operator's to fix; clients retry later.
       runtime.logger?.error({ err: err.message, route: matched(c) }, 'request refused: storage unavailable');

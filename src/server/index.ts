@@ -22,6 +22,7 @@ import { createApp } from './app.js';
 import { createLogger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { DEFAULT_OPERATOR_AUTH_SETTINGS, type OperatorAuthSettings } from './operator-auth.js';
+import type { Surface } from './surfaces.js';
 import type { AppEnv } from './types.js';
 import { positiveIntEnv } from '../common/env.js';
 
@@ -31,6 +32,14 @@ export interface ServerOptions {
   /** 0 = a free port. Default 8080. */
   port?: number;
   host?: string;
+  /**
+   * When set (0 = a free port), the console, /api and /metrics are served on this port instead,
+   * and the main port serves only what the internet may reach (webhooks, callbacks, the OAuth
+   * callback, /healthz) — see surfaces.ts and docs/security.md.
+   */
+  adminPort?: number;
+  /** Interface of the admin listener (default 127.0.0.1). */
+  adminHost?: string;
   /** SQLite data directory (default ./data) — ignored when `databaseUrl` or `store` is given. */
   dataDir?: string;
   databaseUrl?: string;
@@ -82,6 +91,10 @@ export interface RunningServer {
   /** Where the server listens, e.g. http://127.0.0.1:41234. */
   url: string;
   port: number;
+  /** Where the console, /api and /metrics are served: the admin listener's URL, else `url`. */
+  adminUrl: string;
+  /** The admin listener's port, when there is one. */
+  adminPort?: number;
   /** Base of webhook and OAuth callback URLs. */
   publicUrl: string;
   adminToken: string;
@@ -150,22 +163,34 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   }
 
   // Listen first (the public URL may depend on the port), answering 503 until the runtime is ready.
-  let handler: (req: Request, env: HttpBindings) => Response | Promise<Response> = () =>
+  let handler: (req: Request, env: AppEnv['Bindings']) => Response | Promise<Response> = () =>
     new Response(JSON.stringify({ error: 'starting' }), { status: 503, headers: { 'content-type': 'application/json', 'retry-after': '1' } });
+  // With an admin listener, each listener tells the app which paths it serves (surfaces.ts).
+  const split = opts.adminPort !== undefined;
+  const onSurface =
+    (surface: Surface) =>
+    (req: Request, e: HttpBindings): Response | Promise<Response> =>
+      handler(req, split ? { incoming: e.incoming, outgoing: e.outgoing, surface } : e);
+  const adminHost = opts.adminHost ?? '127.0.0.1';
   let server: ServerType;
+  let adminServer: ServerType | undefined;
   try {
-    server = await new Promise<ServerType>((resolveListen, reject) => {
-      const s = serve({ fetch: (req, e) => handler(req, e as HttpBindings), port: opts.port ?? 8080, hostname: host }, () => resolveListen(s));
-      s.once('error', reject);
-    });
+    server = await listen(opts.port ?? 8080, host, onSurface('public'));
+    if (split) {
+      adminServer = await listen(opts.adminPort!, adminHost, onSurface('operator')).catch(async (err) => {
+        await closeHttp(server);
+        throw err;
+      });
+    }
   } catch (err) {
     await stopQueue();
     await store.close();
     throw err;
   }
   const port = (server.address() as AddressInfo).port;
-  const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  const url = `http://${shownHost}:${port}`;
+  const url = urlOf(host, port);
+  const adminPort = adminServer ? (adminServer.address() as AddressInfo).port : undefined;
+  const adminUrl = adminPort === undefined ? url : urlOf(adminHost, adminPort);
   const publicUrl = (opts.publicUrl ?? env.HCM_RUNNER_PUBLIC_URL ?? url).replace(/\/+$/, '');
 
   const runtime = new Runtime({
@@ -187,19 +212,20 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     integrations = await runtime.start();
   } catch (err) {
     await closeHttp(server);
+    if (adminServer) await closeHttp(adminServer);
     await runtime.stop(0).catch(() => undefined);
     await stopQueue();
     await store.close();
     throw err;
   }
   handler = (req, e) => app.fetch(req, e);
-  logger.info({ url, publicUrl, integrations: integrations.length }, 'hcm-runner listening');
+  logger.info({ url, ...(adminServer ? { adminUrl } : {}), publicUrl, integrations: integrations.length }, 'hcm-runner listening');
 
   let closing: Promise<void> | undefined;
   const close = (graceMs = opts.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS) =>
     (closing ??= (async () => {
       // Stop accepting new connections; requests in progress (e.g. sync webhooks) may finish.
-      const httpClosed = closeHttp(server, graceMs);
+      const httpClosed = Promise.all([closeHttp(server, graceMs), adminServer && closeHttp(adminServer, graceMs)]);
       const result = await runtime.stop(graceMs);
       await httpClosed;
       await stopQueue();
@@ -207,7 +233,20 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       logger.info(result, 'hcm-runner stopped');
     })());
 
-  return { url, port, publicUrl, adminToken, adminTokenGenerated, adminTokenFile, runtime, app, integrations, close };
+  return { url, port, adminUrl, adminPort, publicUrl, adminToken, adminTokenGenerated, adminTokenFile, runtime, app, integrations, close };
+}
+
+function listen(port: number, hostname: string, fetch: (req: Request, env: HttpBindings) => Response | Promise<Response>): Promise<ServerType> {
+  return new Promise<ServerType>((resolveListen, reject) => {
+    const s = serve({ fetch: (req, e) => fetch(req, e as HttpBindings), port, hostname }, () => resolveListen(s));
+    s.once('error', reject);
+  });
+}
+
+/** The URL a listener is reached at (all interfaces: through loopback). */
+function urlOf(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
 }
 
 function closeHttp(server: ServerType, graceMs = 0): Promise<void> {

@@ -6,8 +6,10 @@
  * Format: one JSON object per line for machines, or one readable line per entry for a person at a
  * terminal (`17:45:01.234 INFO  execution succeeded  integration=… status=succeeded`).
  * HCM_RUNNER_LOG_FORMAT=json|pretty chooses; by default it is pretty when stdout is a terminal.
+ * Either way control characters from caller data are escaped (log-escape.ts).
  */
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { escapeJsonLine } from './log-escape.js';
 import { prettyStream } from './pretty-log.js';
 
 export type LogFormat = 'json' | 'pretty';
@@ -26,6 +28,8 @@ export function createLogger(level = process.env.HCM_RUNNER_LOG_LEVEL ?? 'info',
   const options = {
     level,
     base: { service: 'hcm-runner' },
+    // pino escapes C0 in strings; DEL and C1 are escaped here, before any format sees the line.
+    hooks: { streamWrite: escapeJsonLine },
     redact: {
       paths: [
         'headers.authorization',

@@ -7,7 +7,10 @@
  *       integrations/x.yaml:3:9: trigger.type must be one of …
  *
  * A `problems` list gets a line per problem. Colours only on a terminal without NO_COLOR.
+ * Everything taken from the entry is escaped (log-escape.ts): only our own colour codes reach the
+ * terminal as control characters, and one entry is never more lines than we make it.
  */
+import { escapeControls } from './log-escape.js';
 
 const LEVELS: Record<number, { name: string; colour: string }> = {
   10: { name: 'TRACE', colour: '90' },
@@ -30,7 +33,7 @@ export function formatLogLine(json: string, opts: PrettyOptions = {}): string {
   try {
     entry = JSON.parse(json) as Record<string, unknown>;
   } catch {
-    return json.endsWith('\n') ? json : `${json}\n`;
+    return `${escapeControls(json.endsWith('\n') ? json.slice(0, -1) : json)}\n`;
   }
   const paint = (code: string, text: string) => (opts.colour ? `\x1b[${code}m${text}\x1b[0m` : text);
   const level = LEVELS[entry.level as number] ?? { name: String(entry.level), colour: '0' };
@@ -41,12 +44,12 @@ export function formatLogLine(json: string, opts: PrettyOptions = {}): string {
   for (const [key, value] of Object.entries(entry)) {
     if (HIDDEN.has(key) || value === undefined) continue;
     if (key === 'problems' && Array.isArray(value)) {
-      lists.push(...value.map((v) => `    ${typeof v === 'string' ? v : JSON.stringify(v)}`));
+      lists.push(...value.map((v) => `    ${escapeControls(typeof v === 'string' ? v : String(JSON.stringify(v)))}`));
       continue;
     }
-    fields.push(`${paint('2', `${key}=`)}${show(value)}`);
+    fields.push(`${paint('2', `${escapeControls(key)}=`)}${escapeControls(show(value))}`);
   }
-  const head = `${paint('90', time)} ${paint(level.colour, level.name.padEnd(5))} ${String(entry.msg ?? '')}`;
+  const head = `${paint('90', time)} ${paint(level.colour, level.name.padEnd(5))} ${escapeControls(String(entry.msg ?? ''))}`;
   return `${[fields.length ? `${head}  ${fields.join(' ')}` : head, ...lists].join('\n')}\n`;
 }
 

@@ -29,6 +29,9 @@ function plainRequest(c: Context<AppEnv>): IntakeRequest {
   const incoming = c.env?.incoming as IncomingMessage | undefined;
   // Raw path + query from Node (no URL object on the hot path).
   let rawUrl = incoming?.url;
+  // An absolute-form target (`POST http://host/webhooks/T HTTP/1.1`, as proxies send) is routed
+  // like its origin form: the path starts after the authority.
+  if (rawUrl !== undefined && rawUrl.charCodeAt(0) !== 47 /* / */) rawUrl = originForm(rawUrl);
   if (rawUrl === undefined) {
     const url = new URL(c.req.url);
     rawUrl = url.pathname + url.search;
@@ -42,6 +45,14 @@ function plainRequest(c: Context<AppEnv>): IntakeRequest {
     body: (limit) => readBody(incoming, c.req.raw, limit),
     remoteAddress: incoming?.socket?.remoteAddress,
   };
+}
+
+/** `http://host:port/p?q` → `/p?q` (`/` when the path is empty); anything else is left as it is. */
+function originForm(target: string): string {
+  const m = /^https?:\/\/[^/?#]*/i.exec(target);
+  if (!m) return target;
+  const rest = target.slice(m[0].length);
+  return rest.startsWith('/') ? rest : `/${rest}`;
 }
 
 function send(c: Context<AppEnv>, r: RenderedResponse): Response {

@@ -53,7 +53,7 @@ export class FileTokenStore implements TokenStore {
   }
 
   private async write(data: FileShape): Promise<void> {
-    await fs.mkdir(this.dir, { recursive: true });
+    await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const tmp = `${this.file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     await fs.writeFile(tmp, JSON.stringify(data, null, 2), { mode: 0o600 });
     await fs.rename(tmp, this.file);
@@ -104,7 +104,7 @@ export class FileTokenStore implements TokenStore {
   }
 
   private async withFileLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    await fs.mkdir(this.dir, { recursive: true });
+    await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
     const lock = join(this.dir, `tokens.${createHash('sha256').update(key).digest('hex').slice(0, 16)}.lock`);
     const stale = this.opts.staleLockMs ?? 30_000;
     const poll = this.opts.lockPollMs ?? 25;

@@ -47,7 +47,7 @@ export async function loadTokenKey(dataDir: string, env: NodeJS.ProcessEnv = pro
   const secret = env[SECRET_ENV];
   if (secret) return deriveKey(secret);
   const file = join(dataDir, SECRET_FILE);
-  await fs.mkdir(dataDir, { recursive: true });
+  await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });
   try {
     await fs.writeFile(file, randomBytes(32).toString('base64url'), { flag: 'wx', mode: 0o600 });
   } catch (err) {

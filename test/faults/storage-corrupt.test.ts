@@ -1,20 +1,24 @@
 /**
  * Storage faults: the SQLite file is overwritten mid-page under a running server. Every route
  * that needs the store (webhook intake, the admin API, the console, the OAuth callback) answers
- * 503 with Retry-After (not 500, not 400), naming the problem, and the server keeps answering
- * /healthz.
+ * 503 with Retry-After (not 500, not 400), and the server keeps answering /healthz. The operator's
+ * routes and the log name the problem and the file; callers of the public routes are told
+ * "storage unavailable" and nothing of the data directory.
  */
 import { openSync, writeSync, closeSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { ADMIN, startTestServer, type TestServer } from '../server/helpers.js';
 
 const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'fuzz');
 let s: TestServer;
+const logLines: string[] = [];
 beforeAll(async () => {
-  s = await startTestServer({ dir: fixtures, env: { FUZZ_SIGNING_SECRET: 'x' } });
+  const logger = pino({ level: 'error' }, { write: (line: string) => logLines.push(line) });
+  s = await startTestServer({ dir: fixtures, env: { FUZZ_SIGNING_SECRET: 'x' }, logger });
 });
 afterAll(async () => {
   await s?.stop();
@@ -66,7 +70,13 @@ describe('a corrupt SQLite database', () => {
     const intake = await post();
     expect(intake.status).toBe(503);
     expect(intake.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(((await intake.json()) as { error: string }).error).toMatch(/corrupt.*restore .* from a backup/);
+    const intakeText = await intake.text();
+    expect(JSON.parse(intakeText)).toEqual({ error: 'storage unavailable' });
+    expect(intakeText).not.toContain(s.data.path);
+    // The log has what the caller was not told.
+    const refused = logLines.map((l) => JSON.parse(l)).find((l) => l.msg === 'webhook refused: storage unavailable');
+    expect(refused.err).toMatch(/corrupt.*restore .* from a backup/);
+    expect(refused.err).toContain(s.data.path);
 
     const api = await s.api('GET', '/executions?limit=100');
     expect(api.status).toBe(503);
@@ -84,7 +94,7 @@ describe('a corrupt SQLite database', () => {
     const callback = await fetch(`${s.url}/oauth/callback?code=c&state=s`, { headers: { accept: 'application/json' } });
     expect(callback.status).toBe(503);
     expect(callback.headers.get('retry-after')).toMatch(/^\d+$/);
-    expect(((await callback.json()) as { error: string }).error).toMatch(/corrupt/);
+    expect(await callback.json()).toEqual({ error: 'storage unavailable' });
 
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
   });

@@ -14,7 +14,7 @@
  * directly against the committed state.
  */
 import Database from 'better-sqlite3';
-import { accessSync, closeSync, constants, fdatasync, mkdirSync, openSync, statSync } from 'node:fs';
+import { accessSync, chmodSync, closeSync, constants, fdatasync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ExecutionRecord } from '../../engine/record.js';
 import { columnsOf, KeyedMutex, parseJsonText, queuedRecord, stateColumnsOf } from '../common.js';
@@ -143,10 +143,16 @@ export class SqliteStore extends SqlStore {
     let db: Database.Database | undefined;
     let walFd: number | undefined;
     try {
-      mkdirSync(dir, { recursive: true });
+      // The database holds webhook tokens, OAuth tokens and every payload: a directory created here
+      // is the owner's alone (one the operator made keeps its mode), the files always are.
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
       if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
       accessSync(dir, constants.R_OK | constants.W_OK | constants.X_OK);
-      db = new Database(join(dir, SQLITE_FILE));
+      const file = join(dir, SQLITE_FILE);
+      // Created 0600 before SQLite opens it: SQLite gives the -wal and -shm files the database's mode.
+      closeSync(openSync(file, 'a', 0o600));
+      ownerOnly(file);
+      db = new Database(file);
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (String(mode).toLowerCase() !== 'wal') throw Object.assign(new Error(`journal_mode is ${mode}, not wal`), { code: 'SQLITE_READONLY' });
       db.pragma('synchronous = FULL');
@@ -154,7 +160,10 @@ export class SqliteStore extends SqlStore {
       db.pragma('foreign_keys = ON');
       migrate(db);
       // The WAL file exists while a connection is open (SQLite deletes it when the last closes).
-      walFd = openSync(`${join(dir, SQLITE_FILE)}-wal`, 'r+');
+      walFd = openSync(`${file}-wal`, 'r+');
+      // Left by an older version (or another tool) with wider modes: tightened too.
+      ownerOnly(`${file}-wal`);
+      ownerOnly(`${file}-shm`);
     } catch (err) {
       if (walFd !== undefined) closeSync(walFd);
       try {
@@ -252,5 +261,17 @@ export class SqliteStore extends SqlStore {
 
   lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     return this.locks.run(key, fn, signal);
+  }
+}
+
+/**
+ * Takes group and other permissions off a file, when it has any. Best effort: a file that is
+ * missing or not ours to change is left as it is (SQLite reports what it cannot use).
+ */
+function ownerOnly(file: string): void {
+  try {
+    if (statSync(file).mode & 0o077) chmodSync(file, 0o600);
+  } catch {
+    /* missing or not ours */
   }
 }
