@@ -1,6 +1,7 @@
 /**
  * `hcm-runner serve [--dir DIR] [--port N] [--host H] [--admin-port N] [--admin-host H] [--data DIR] [--database-url URL] [--sandbox]`
- * — the long-running runtime (docs/server.md). SIGTERM/SIGINT shut down gracefully, SIGHUP reloads.
+ * — the long-running runtime (docs/server.md). SIGTERM/SIGINT shut down gracefully, SIGHUP reloads;
+ * started by `npm start`, it also shuts down when npm goes (parent-watch.ts).
  */
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { Sandbox } from '../sandbox/index.js';
@@ -11,6 +12,7 @@ import { missingEnvProblems } from '../runtime/missing-env.js';
 import { parseHeaderList } from '../triggers/webhook/limits.js';
 import { intFlag, parse, UsageError } from './args.js';
 import { forgetPreviousSandboxTokens, startLocalSandbox } from './local-sandbox.js';
+import { watchParent } from './parent-watch.js';
 
 export const serveUsage = `Usage: hcm-runner serve [--dir DIR] [--port N] [--host H] [--admin-port N] [--admin-host H]
                         [--data DIR] [--database-url URL] [--sandbox]
@@ -172,13 +174,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
 
   return new Promise<number>((done) => {
     let stopping = false;
-    const stop = (signal: string) => {
+    const stop = (signal: string, why = `${signal} received`) => {
       if (stopping) {
         process.stderr.write(`hcm-runner: ${signal} again, exiting now\n`);
         process.exit(1);
       }
       stopping = true;
-      process.stderr.write(`hcm-runner: ${signal} received, shutting down (up to ${graceMs} ms for running executions)\n`);
+      unwatchParent();
+      process.stderr.write(`hcm-runner: ${why}, shutting down (up to ${graceMs} ms for running executions)\n`);
       void server
         .close(graceMs)
         .then(() => sandbox?.close())
@@ -206,6 +209,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       );
     };
     process.on('SIGTERM', onTerm).on('SIGINT', onInt).on('SIGHUP', onHup);
+    const unwatchParent = watchParent(() => stop('SIGTERM', 'the npm process that started the server is gone'));
   });
 }
 

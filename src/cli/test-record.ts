@@ -8,6 +8,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { parseDocument, stringify, isSeq, type YAMLSeq } from 'yaml';
 import type { ExecutionRecord } from '../engine/record.js';
 import { formatProblems } from '../definition/problems.js';
+import type { LoadedFile } from '../definition/load.js';
 import { IntegrationLookup, loadTestFile, testSchemaPath } from '../testing/load.js';
 import { caseFromExecution, RecordError } from '../testing/record.js';
 import { AdminClient, enc, runClient } from './admin-client.js';
@@ -26,13 +27,12 @@ export async function recordCommand(opts: RecordOptions): Promise<number> {
   const code = await runClient(async () => {
     const client = new AdminClient(opts.server, opts.data);
     const record = await client.call<ExecutionRecord>('GET', `/executions/${enc(opts.executionId)}`);
-    const lookup = new IntegrationLookup();
-    const { found, names } = lookup.byName(record.integration, opts.dir);
+    const { found, names, searched } = findByName(record.integration, opts);
     if (!found?.integration) {
       throw new UsageError(
         found
           ? `${found.file} (integration ${record.integration}) has problems; fix them first (hcm-runner validate ${found.file})`
-          : `integration ${record.integration} is not in ${opts.dir} (found: ${names.join(', ') || 'none'}); pass --dir with the folder the server runs`,
+          : `integration ${record.integration} is not in ${searched.join(' or ')} (found: ${names.join(', ') || 'none'}); pass --dir with the folder the server runs`,
       );
     }
     let testCase;
@@ -55,6 +55,23 @@ export async function recordCommand(opts: RecordOptions): Promise<number> {
     return 1;
   }
   return 0;
+}
+
+/**
+ * The integration the execution ran, by name: in `--dir`, else in the `--out` file's folder — a
+ * test file written into the folder the server runs is a plain way of naming that folder.
+ */
+function findByName(name: string, opts: RecordOptions): { found?: LoadedFile; names: string[]; searched: string[] } {
+  const lookup = new IntegrationLookup();
+  const searched = [opts.dir];
+  if (opts.out !== undefined && resolve(dirname(opts.out)) !== resolve(opts.dir)) searched.push(dirname(opts.out));
+  const names: string[] = [];
+  for (const dir of searched) {
+    const r = lookup.byName(name, dir);
+    if (r.found) return { found: r.found, names: r.names, searched };
+    names.push(...r.names);
+  }
+  return { names, searched };
 }
 
 function appendCase(out: string, testCase: Record<string, unknown>, integration: string, integrationFile: string): void {

@@ -25,7 +25,8 @@ Recording (needs a running server):
                     step's results as mocks, the observed status, response and step results as
                     expectations; appended to the integration's test file (created if missing)
   --out FILE        the test file to write (default <integration file>.test.yaml beside it)
-  --dir DIR         where the integration files are (default ./integrations)
+  --dir DIR         where the integration files are (default ./integrations; the --out file's
+                    folder is searched too)
   --server URL      the running server's admin API (default as for \`hcm-runner executions\`:
                     the $HCM_RUNNER_ADMIN_PORT listener, else $HCM_RUNNER_PUBLIC_URL or
                     http://127.0.0.1:8080; --url too)

@@ -103,10 +103,15 @@ function binding(scope: Scope, name: string): unknown {
   return MISS;
 }
 
-/** JSONata sequences and frozen arrays become plain JSON values; functions are dropped. */
+/**
+ * JSONata sequences and frozen arrays become plain JSON values; functions are dropped — JavaScript
+ * functions and JSONata's own (`$uppercase`, `function($x){$x}`), which are objects: a lambda
+ * holds its whole environment, so walking into it would store the bindings or overflow the stack.
+ */
 export function toPlain(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return typeof value === 'function' ? undefined : value;
   if (Array.isArray(value)) return Array.from(value, toPlain);
+  if (isJsonataFunction(value)) return undefined;
   if (value instanceof Date) return value.toISOString();
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
@@ -115,6 +120,18 @@ export function toPlain(value: unknown): unknown {
     if (p !== undefined) setOwn(out, k, p);
   }
   return out;
+}
+
+/**
+ * A function JSONata made: a built-in or partial application (`_jsonata_function` with its
+ * JavaScript implementation) or a lambda (`_jsonata_lambda` with its environment's `lookup`).
+ * The JavaScript parts tell them from data that merely has those keys (parsed JSON has no functions).
+ */
+function isJsonataFunction(value: object): boolean {
+  const o = value as { _jsonata_function?: unknown; implementation?: unknown; _jsonata_lambda?: unknown; environment?: { lookup?: unknown } };
+  if (o._jsonata_function === true) return typeof o.implementation === 'function';
+  if (o._jsonata_lambda === true) return typeof o.environment?.lookup === 'function';
+  return false;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * PRODUCT §4: `validate` ignores `env` values (CI has no secrets) but `serve` reports a missing
- * one as that integration's error. The integration stays loaded (the value may only matter for
+ * `validate` ignores `env` values (CI has no secrets; docs/authoring.md "Values") but `serve` reports
+ * a missing one as that integration's error (docs/server.md "Integration status"). The integration stays loaded (the value may only matter for
  * some steps); GET /api/integrations shows status "error" with one problem per missing variable.
  */
 import { readFileSync } from 'node:fs';

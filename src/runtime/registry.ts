@@ -1,7 +1,7 @@
 /**
  * The integration registry: what the process currently runs, per file. A file whose new version
- * has problems keeps its last good version running (PRODUCT §7 "a bad file never takes anything
- * down") and reports the problems. The hot-reload watcher builds on `replace`/`remove` and the
+ * has problems keeps its last good version running (a bad file never takes anything down;
+ * docs/server.md "Integration status") and reports the problems. The hot-reload watcher builds on `replace`/`remove` and the
  * `change` event; `loadAll` is the full re-read (start, POST /api/reload, SIGHUP).
  */
 import { EventEmitter } from 'node:events';

@@ -217,7 +217,7 @@ describe('the first hour', () => {
       expect(r.code, r.stderr).toBe(0);
       return (JSON.parse(r.stdout).log as Array<{ level: string; message: string }>).filter((l) => l.level === 'info').map((l) => l.message);
     };
-    expect(await messages({ type: 'hire', workerId: 'Employee_ID=21001' })).toEqual(['welcomed Hannah Dubois']);
+    expect(await messages({ type: 'hire', workerId: 'Employee_ID=21001' })).toEqual(['welcomed Hannah Dubois with "New Hire Welcome"']);
     expect(await messages({ type: 'termination', workerId: 'Employee_ID=21001' })).toEqual(['not a hire (type "termination"): nothing to do']);
   });
 

@@ -52,7 +52,16 @@ describe('built-in actions', () => {
   it('core.log writes to the execution log with the step id', async () => {
     const r = await run(webhook(`  - id: l\n    action: core.log\n    inputs: { level: warn, message: "{% {'n': 1} %}" }\n`));
     expect(r.log).toContainEqual(expect.objectContaining({ level: 'warn', message: '{"n":1}', step: 'l' }));
-    expect(r.steps[0]!.results).toBeUndefined();
+    expect(r.steps[0]!.results).toEqual({ level: 'warn', message: '{"n":1}' });
+  });
+
+  it('a core.log step that ran exists for later steps, as every step that ran does', async () => {
+    const r = await run(
+      webhook(
+        `  - id: l\n    action: core.log\n    inputs: { message: hi }\n  - id: seen\n    action: core.transform\n    inputs: { value: "{% [$exists($steps.l), $steps.l.message, $steps.l.level] %}" }\n`,
+      ),
+    );
+    expect(r.result).toEqual([true, 'hi', 'info']);
   });
 
   it('core.stop ends the execution successfully and sets the sync answer', async () => {

@@ -224,3 +224,27 @@ describe('expression guardrails', () => {
     expect(r.error?.message).toMatch(/expression failed at steps\[0\]\.inputs\.value \(line 6, column \d+\)/);
   });
 });
+
+describe('function values', () => {
+  // Functions are no JSON: JSONata's (built-ins, lambdas, partial applications) are dropped as
+  // JavaScript functions are, never stored as `{"_jsonata_function":true}` or walked into.
+  it.each([
+    ['a built-in', '$uppercase'],
+    ['a lambda', 'function($x){ $x }'],
+    ['a partial application', '$substring(?, 1)'],
+  ])('%s as a value is dropped', async (_name, expr) => {
+    const r = await run(
+      webhook(`  - id: f\n    action: core.transform\n    inputs: { value: { keep: 1, fn: "{% ${expr} %}", list: "{% [1, ${expr}] %}" } }\n`),
+    );
+    expect(r.status).toBe('succeeded');
+    expect(r.result).toEqual({ keep: 1, list: [1, undefined] });
+    expect(JSON.stringify(r.result)).toBe('{"keep":1,"list":[1,null]}');
+  });
+
+  it('data that only has the keys of a JSONata function is kept', async () => {
+    const r = await run(webhook(`  - id: d\n    action: core.transform\n    inputs: { value: "{% $.body.data.x %}" }\n`), {
+      x: { _jsonata_function: true, a: 1 },
+    });
+    expect(r.result).toEqual({ _jsonata_function: true, a: 1 });
+  });
+});

@@ -293,6 +293,26 @@ describe('hcm-runner test --record', () => {
     expect(again.stderr).toContain('already has a case');
   });
 
+  it("finds the integration in the --out file's folder when --dir is not given", async () => {
+    const urls = server.runtime.webhookUrls('orders')!;
+    const res = await fetch(`${urls.test}/eu`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ workerIds: ['Employee_ID=21001'] }),
+    });
+    expect(res.status).toBe(200);
+    const id = res.headers.get('x-execution-id')!;
+    await finished(id);
+    // No --dir: ./integrations does not exist in `work`; record/ (the folder the server runs) holds it.
+    const rec = await cliAsync(['test', '--record', id, '--out', 'record/by-out.test.yaml', '--server', server.url, '--data', dataDir], {
+      cwd: work,
+    });
+    expect(rec.stderr).toContain('recorded');
+    expect(rec.code).toBe(0);
+    expect(readFileSync(join(recordDir, 'by-out.test.yaml'), 'utf8')).toContain('integration: orders\n');
+    rmSync(join(recordDir, 'by-out.test.yaml'));
+  });
+
   it('records a failed execution: the error the service answered becomes the mock', async () => {
     const urls = server.runtime.webhookUrls('orders')!;
     const res = await fetch(urls.test, {

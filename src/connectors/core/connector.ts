@@ -22,10 +22,12 @@ const impls: Record<string, Impl> = {
     ctx.respond(response);
     return response;
   },
+  // Results, not nothing: a step that ran is then `$exists($steps.<id>)` like any other.
   'core.log': (i, ctx) => {
+    const level = (i.level as LogLevel) ?? 'info';
     const message = typeof i.message === 'string' ? i.message : JSON.stringify(i.message);
-    ctx.log((i.level as LogLevel) ?? 'info', message);
-    return undefined;
+    ctx.log(level, message);
+    return { level, message };
   },
   'core.http': coreHttp,
   'core.stop': (i, ctx) => {

@@ -56,7 +56,7 @@ export const coreActions: readonly ActionDeclaration[] = [
   },
   {
     key: 'core.log',
-    output: { description: 'Nothing.' },
+    output: { description: 'The line it wrote: level and message (a non-string message as its JSON text).', keys: ['level', 'message'] },
     name: 'Log',
     group,
     description: "Writes a line to the execution's log.",

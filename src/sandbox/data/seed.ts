@@ -314,6 +314,23 @@ export function seedDb(seed = 1): Db {
       [`Message_Template_ID=MSG_TEMPLATE_${i + 1}`],
     );
   }
+  // The active welcome template integrations/new-hire-welcome.yaml sends by name. Fixed values,
+  // drawn after the random ones, so the rest of the data set stays as it was for every seed.
+  const welcomeName = 'New Hire Welcome';
+  db.messageTemplates.insert(
+    {
+      id: '0e1c0a7e5d2b4f6a9c8d7e6f5a4b3c2d',
+      descriptor: welcomeName,
+      name: welcomeName,
+      referenceID: 'NEW_HIRE_WELCOME',
+      inactive: false,
+      createdBy: ref(workers[0]!.id, workers[0]!.descriptor),
+      notificationType: { id: '5e0d1c2b3a494857a6b5c4d3e2f1a0b9', descriptor: 'Email' },
+      emailDetail: { name: welcomeName, subject: 'Welcome aboard', body: '<p>Welcome to the team!</p>', replyTo: 'hr@example.com' },
+      pushDetail: { message: 'Welcome to the team!', redirectURL: 'https://example.com/inbox' },
+    },
+    ['Message_Template_ID=NEW_HIRE_WELCOME'],
+  );
 
   const customers = db.customers.all();
   for (let i = 0; i < 80; i++) {
