@@ -10,7 +10,11 @@
  *
  * The provider is built once the runner's callback URL is known (`configure`), so the HTTP port
  * can be handed to the runner first.
+ *
+ * oidc-provider 9 warns that it wants Node.js 22 at import ("Unsupported runtime"); it runs on
+ * Node.js 20.19, the version package.json allows, and every 9.x release warns the same way.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider, { type Configuration } from 'oidc-provider';
@@ -47,6 +51,9 @@ export interface OidcServer {
   authorize(url: string): Promise<URL>;
   close(): Promise<void>;
 }
+
+/** The provider's ID token signing key (RS256), made here instead of its development-only default. */
+const signingKey = { ...generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' }), kid: 'interop', use: 'sig' };
 
 export async function startOidcServer(): Promise<OidcServer> {
   let provider: Provider | undefined;
@@ -140,8 +147,10 @@ export async function startOidcServer(): Promise<OidcServer> {
         pkce: { required: () => true },
         // Every refresh rotates the refresh token (the old one stops working).
         rotateRefreshToken: true,
+        jwks: { keys: [signingKey] },
         ttl: {
           AccessToken: () => state.accessTokenTtlSec,
+          IdToken: 3600,
           AuthorizationCode: 60,
           Grant: 3600,
           Interaction: 600,
