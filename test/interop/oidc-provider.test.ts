@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tokenStoreKey } from '../../src/connectors/hcm/oauth/config.js';
 import { resolveConnection } from '../../src/server/oauth.js';
-import { fixtures, startTestServer, type TestServer } from '../server/helpers.js';
+import { ADMIN, fixtures, startTestServer, type TestServer } from '../server/helpers.js';
 import { type OidcServer, startOidcServer } from './oidc-server.js';
 
 const SECRET = 'interop-client-secret';
@@ -72,6 +72,25 @@ async function connection(integration: string) {
   return all.find((c) => c.integration === integration);
 }
 
+/** The console's Connections row of `integration` (signed in with the admin token, as the form does). */
+async function consoleRow(integration: string): Promise<string> {
+  const signIn = await fetch(`${s.url}/console/sign-in`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { origin: s.publicUrl, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token: ADMIN }),
+  });
+  expect(signIn.status).toBe(303);
+  const cookie = signIn.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const html = await (await fetch(`${s.url}/console/connections`, { headers: { cookie } })).text();
+  const row = html.split('<tr>').find((r) => r.includes(`/console/integrations/${integration}"`));
+  expect(row).toBeDefined();
+  return row!;
+}
+
 /** As if the access token were now inside its refresh margin (it is still live at the provider). */
 async function nearExpiry(integration: string): Promise<void> {
   const key = tokenStoreKey(await resolveConnection(s.runtime, integration, 'hcm'));
@@ -130,6 +149,10 @@ describe('against oidc-provider', () => {
     ).toEqual([['refresh_token', 400]]);
     const view = await connection('oidc-consent');
     expect(view).toMatchObject({ state: 'needs authorization', reason: expect.stringContaining('invalid_grant'), refusedAt: expect.any(String) });
+    const row = await consoleRow('oidc-consent');
+    expect(row).toContain('needs authorization');
+    expect(row).toContain('the token endpoint refused the grant');
+    expect(row).toContain('invalid_grant');
 
     // Every later execution fails at once, naming integration, step, action and the command.
     for (let i = 0; i < 3; i++) {
