@@ -45,7 +45,7 @@ export function ConnectionsPage(props: { connections: ConnectionView[]; callback
                         {c.reason && (
                           <span class="muted">
                             {' '}
-                            — the token endpoint refused the grant <Time iso={c.refusedAt} />: {c.reason}. Connect to authorize again.
+                            — the token endpoint refused the grant at <Time iso={c.refusedAt} /> ({c.reason}). Connect to authorize it again.
                           </span>
                         )}
                       </>
