@@ -108,7 +108,7 @@ function waitForCallback(callback: URL, authorizeUrl: string, timeoutMs: number)
         res.writeHead(400, { 'content-type': 'text/plain' }).end(`Authorization failed: ${error ?? 'no code in the redirect'}`);
         return finish(new Error(`authorization failed: ${error ?? 'no code in the redirect'}`));
       }
-      completeAuthorization(state, code, callback.href).then(
+      completeAuthorization(state, code, callback.href, undefined, u.searchParams.get('iss') ?? undefined).then(
         () => {
           res.writeHead(200, { 'content-type': 'text/plain' }).end('Connected. You can close this window.');
           finish();

@@ -115,6 +115,32 @@ export interface StoredTokens {
   expiresAt?: number;
   tokenType?: string;
   scope?: string;
+  /**
+   * Epoch milliseconds from which the access token is refreshed before use: `expiresAt` less the
+   * refresh margin, the smaller of 5 minutes and a fifth of the token's lifetime (oauth/provider.ts).
+   * Records written without it use the 5 minutes.
+   */
+  refreshAt?: number;
+  /**
+   * Set when the token endpoint refused the grant (`invalid_grant`: revoked, expired, rotated away).
+   * The record then holds no token, and the token endpoint is not called again until the connection
+   * is authorized again (a code exchange replaces the record) — or a configured `refreshToken`
+   * other than the refused one is given.
+   */
+  needsAuthorization?: NeedsAuthorization;
+}
+
+export interface NeedsAuthorization {
+  /** What the token endpoint answered, e.g. "token endpoint answered 400 invalid_grant: …". */
+  reason: string;
+  /** Epoch milliseconds. */
+  at: number;
+  /**
+   * Fingerprints (not the tokens) of the refresh tokens known dead: the refused one and the
+   * connection's configured one at the time (the grant started from it). A configured refresh
+   * token not among them is new, and is tried.
+   */
+  deadRefreshTokens?: string[];
 }
 
 /** Long-lived services the host (CLI `run`, `serve`) hands to connectors. */

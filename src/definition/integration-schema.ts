@@ -87,6 +87,8 @@ function connectionInputSchema(type: string, name: string, d: InputDecl): JsonSc
   if (d.enum) return { enum: [...d.enum] };
   if (d.type === 'string') return { $ref: '#/$defs/stringValue' };
   if (d.type === 'integer') return { $ref: '#/$defs/integerValue' };
+  // A map whose entries the declaration's `schema` describes (e.g. string values, reserved keys).
+  if (d.type === 'object') return { type: 'object', ...d.schema };
   throw new Error(`connection type ${type}: input ${name} of type ${d.type} has no schema form yet (add one in integration-schema.ts)`);
 }
 

@@ -61,8 +61,10 @@ export function explainErrors(errors: ErrorObject[], rootSchema?: Record<string,
     }
     if (objectValue) dropped.add(a);
   }
-  // `if` errors only say "must match then": the errors of the `then` branch say why.
-  const meaningful = errors.filter((e) => e.keyword !== 'if' && !dropped.has(e));
+  // `if` errors only say "must match then": the errors of the `then` branch say why. Likewise a
+  // `propertyNames` error only says "property name must be valid": the error about the name says why.
+  const namedKey = (e: ErrorObject) => errors.some((n) => n !== e && n.propertyName !== undefined && n.instancePath === e.instancePath);
+  const meaningful = errors.filter((e) => e.keyword !== 'if' && !dropped.has(e) && !(e.keyword === 'propertyNames' && namedKey(e)));
   const problems: SchemaProblem[] = [];
   const seen = new Set<string>();
   for (const e of meaningful) {
@@ -117,6 +119,17 @@ function explain(e: ErrorObject, root?: Record<string, unknown>): SchemaProblem 
     case 'exclusiveMinimum':
     case 'exclusiveMaximum':
       return { pointer: at, atKey: false, message: `${where} ${e.message ?? 'is out of range'}` };
+    case 'not':
+      if (e.propertyName !== undefined) {
+        // A key the map may not have (`propertyNames: {not: …, description: why}`).
+        const why = (e.parentSchema as { description?: string })?.description;
+        return {
+          pointer: `${at}/${escapePointerToken(e.propertyName)}`,
+          atKey: true,
+          message: `${where} may not have the key "${e.propertyName}"${why ? `: ${why}` : ''}`,
+        };
+      }
+      return { pointer: at, atKey: false, message: `${where} ${e.message ?? 'is invalid'}` };
     case 'uniqueItems':
       return { pointer: at, atKey: false, message: `${where} must not repeat items` };
     default:

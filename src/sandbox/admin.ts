@@ -39,5 +39,9 @@ export function registerAdmin(app: Hono<SandboxEnv>, d: AdminDeps): void {
     d.oauth.expireAll();
     return c.json({});
   });
+  app.post('/__sandbox/revoke-grants', (c) => {
+    d.oauth.revokeAll();
+    return c.json({});
+  });
   app.post('/__sandbox/refresh-token', (c) => c.json({ refresh_token: d.oauth.issueRefreshToken() }, 201));
 }

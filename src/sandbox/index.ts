@@ -51,6 +51,8 @@ export interface Sandbox {
   addFault(f: Fault): void;
   clearFaults(): void;
   expireAllTokens(): void;
+  /** Revokes every grant: refreshing answers 400 invalid_grant until the connection is authorized again. */
+  revokeGrants(): void;
   issueRefreshToken(): string;
   close(): Promise<void>;
   app: Hono<SandboxEnv>;
@@ -132,6 +134,7 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     addFault: (f) => state.faults.add(f),
     clearFaults: () => state.faults.clear(),
     expireAllTokens: () => state.oauth.expireAll(),
+    revokeGrants: () => state.oauth.revokeAll(),
     issueRefreshToken: () => state.oauth.issueRefreshToken(),
     close: () =>
       new Promise<void>((resolve) => {

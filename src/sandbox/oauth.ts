@@ -63,6 +63,11 @@ export class OAuthState {
   expireAll(): void {
     this.accessTokens.clear();
   }
+  /** Revokes every grant, as a tenant administrator would: access and refresh tokens stop working. */
+  revokeAll(): void {
+    this.accessTokens.clear();
+    this.refreshTokens.clear();
+  }
 }
 
 function clientCredentials(c: Ctx, form: Record<string, string>): { id?: string; secret?: string; basic: boolean } {

@@ -19,7 +19,7 @@ export function callbackPath(runtime: Runtime): string {
 
 export function oauthCallback(runtime: Runtime) {
   return async (c: Context<AppEnv>) => {
-    const { code, state, error, error_description: description } = c.req.query();
+    const { code, state, iss, error, error_description: description } = c.req.query();
     if (error) return c.json({ error: `authorization was not granted: ${error}${description ? ` (${description})` : ''}` }, 400);
     if (!code || !state) return c.json({ error: 'the OAuth callback needs code and state query parameters' }, 400);
     try {
@@ -27,6 +27,7 @@ export function oauthCallback(runtime: Runtime) {
         pending: statePendingAuthorizations(runtime.store),
         tokens: runtime.store.tokens,
         redirectUri: callbackPath(runtime),
+        iss,
         resolveConnection: (integration, connection) => resolveConnection(runtime, integration, connection),
       });
       runtime.logger?.info({ integration: done.integration, connection: done.connection }, 'OAuth connection authorized');

@@ -48,6 +48,25 @@ describe('schema errors', () => {
     expect(only('- just\n- a list\n').message).toMatch(/must be a YAML mapping/);
   });
 
+  it('refuses an authorization parameter the runner sets itself, at the key, saying why', () => {
+    const conn = (params: string) =>
+      `${head}connections:\n  hcm:\n    type: hcm-oauth2\n    authorizeUrl: a\n    tokenUrl: b\n    apiUrl: c\n    clientId: d\n    clientSecret: e\n` +
+      `    authorizeParams:\n${params}steps: [{ id: a, action: hcm.listWorkers, connection: hcm }]\n`;
+    expect(problems(conn('      prompt: consent\n      max_age: { env: MAX_AGE }\n'))).toEqual([]);
+    const p = only(conn('      prompt: consent\n      scope: openid\n'));
+    expect(p).toMatchObject({ line: 13, column: 7, path: '/connections/hcm/authorizeParams/scope' });
+    expect(p.message).toBe('connections.hcm.authorizeParams may not have the key "scope": the runner sets it itself (the scope comes from `scopes`)');
+    expect(only(conn('      prompt: 1\n')).message).toBe('connections.hcm.authorizeParams.prompt must be a string or {env: NAME, default: …}');
+  });
+
+  it('reports a connection name that is not allowed once', () => {
+    const p = only(
+      `${head}connections:\n  "my hcm": { type: hcm-oauth2, authorizeUrl: a, tokenUrl: b, apiUrl: c, clientId: d, clientSecret: e }\nsteps: [{ id: a, action: core.log, inputs: { message: x } }]\n`,
+    );
+    expect(p).toMatchObject({ line: 4, column: 3 });
+    expect(p.message).toMatch(/^connections must match /);
+  });
+
   it('reports duplicate keys', () => {
     const p = only('name: t\nname: u\ntrigger: { type: webhook }\nsteps: [{ id: a, action: core.log, inputs: { message: x } }]\n');
     expect(p.message).toMatch(/duplicate key/);

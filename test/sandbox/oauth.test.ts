@@ -224,6 +224,19 @@ describe('sandbox OAuth', () => {
     }
   });
 
+  it('POST /__sandbox/revoke-grants revokes access and refresh tokens (refresh answers invalid_grant)', async () => {
+    const rt = sb.issueRefreshToken();
+    const r = await tokenRequest(sb, { grant_type: 'refresh_token', refresh_token: rt, client_id: CLIENT.id, client_secret: CLIENT.secret });
+    const { access_token, refresh_token } = (await r.json()) as { access_token: string; refresh_token: string };
+    const call = () => fetch(`${sb.apiUrl}/person/v4/people?limit=1`, { headers: { authorization: `Bearer ${access_token}` } });
+    expect((await call()).status).toBe(200);
+    expect((await fetch(`${sb.url}/__sandbox/revoke-grants`, { method: 'POST' })).status).toBe(200);
+    expect((await call()).status).toBe(401);
+    const again = await tokenRequest(sb, { grant_type: 'refresh_token', refresh_token, client_id: CLIENT.id, client_secret: CLIENT.secret });
+    expect(again.status).toBe(400);
+    expect(await again.json()).toMatchObject({ error: 'invalid_grant' });
+  });
+
   it('advertises PKCE support', async () => {
     const r = await fetch(`${sb.url}/.well-known/oauth-authorization-server`);
     expect(await r.json()).toMatchObject({ code_challenge_methods_supported: ['S256'] });

@@ -42,6 +42,12 @@ export function ConnectionsPage(props: { connections: ConnectionView[]; callback
                       <>
                         <Badge status={c.state === 'authorized' ? 'authorized' : 'needsauthorization'} label={c.state} />
                         {c.refreshToken === 'configured' && <span class="muted"> (refresh token from configuration)</span>}
+                        {c.reason && (
+                          <span class="muted">
+                            {' '}
+                            — the token endpoint refused the grant at <Time iso={c.refusedAt} /> ({c.reason}). Connect to authorize it again.
+                          </span>
+                        )}
                       </>
                     )}
                   </td>

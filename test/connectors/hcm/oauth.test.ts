@@ -3,6 +3,8 @@ import { tokenStoreKey } from '../../../src/connectors/hcm/oauth/config.js';
 import { request } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildAuthorizeUrl, completeAuthorization, startAuthorization } from '../../../src/connectors/hcm/oauth/index.js';
+import { connectionState } from '../../../src/connectors/hcm/oauth/state.js';
+import { FileTokenStore } from '../../../src/store/file-token-store.js';
 import { apiRequests, connectionFor, failure, harness, invoke, type Harness } from './helpers.js';
 
 const redirectUri = 'http://127.0.0.1:1/oauth/callback';
@@ -101,13 +103,37 @@ describe('HCM OAuth 2.0 connection', () => {
     expect(h.sb.tokenRequests[0]!.body).toMatchObject({ grant_type: 'refresh_token', refresh_token: before!.refreshToken });
   });
 
-  it('refreshes proactively when the token expires within 5 minutes', async () => {
+  it('refreshes proactively once inside the refresh margin (before expiry, no 401)', async () => {
     h = await harness({ tokenLifetimeSec: 120 });
     await invoke(h, 'listWorkers', { limit: 1 });
+    const stored = (await h.tokens.get(key()))!;
+    // As if 100 of the 120 s had passed: inside the margin (24 s), the sandbox still accepts it.
+    await h.tokens.set(key(), { ...stored, refreshAt: Date.now() - 1 });
     h.sb.clearRequests();
     await invoke(h, 'listWorkers', { limit: 1 });
     expect(h.sb.tokenRequests).toHaveLength(1); // refreshed before the call, no 401
     expect(apiRequests(h)).toHaveLength(1);
+    expect(apiRequests(h)[0]!.headers.authorization).not.toBe(`Bearer ${stored.accessToken}`);
+  });
+
+  it('the refresh margin is the smaller of 5 minutes and a fifth of the lifetime', async () => {
+    for (const [lifetimeSec, marginMs] of [
+      [3600, 300_000],
+      [120, 24_000],
+      [60, 12_000],
+    ] as const) {
+      h = await harness({ tokenLifetimeSec: lifetimeSec });
+      await invoke(h, 'listWorkers', { limit: 1 });
+      const stored = (await h.tokens.get(key()))!;
+      expect(stored.expiresAt! - stored.refreshAt!).toBe(marginMs);
+      // A fresh short-lived token is used as it is: no refresh before every call.
+      h.sb.clearRequests();
+      for (let i = 0; i < 5; i++) await invoke(h, 'listWorkers', { limit: 1 });
+      await Promise.all(Array.from({ length: 20 }, () => invoke(h!, 'listWorkers', { limit: 1 })));
+      expect(h.sb.tokenRequests).toHaveLength(0);
+      await h.close();
+      h = undefined;
+    }
   });
 
   it('exactly one refresh under 20 concurrent invokes (first use and after expiry)', async () => {
@@ -157,6 +183,60 @@ describe('HCM OAuth 2.0 connection', () => {
     expect(err.message).not.toContain('sbx_rt_revoked-or-unknown');
     expect(err.message).not.toContain('sandbox-secret');
     expect(h.sb.requests).toHaveLength(0);
+  });
+
+  it('a revoked grant marks the connection needs authorization, durably: no further token requests until connected again', async () => {
+    h = await harness();
+    await invoke(h, 'listWorkers', { limit: 1 });
+    expect(await connectionState(h.connection, h.tokens)).toMatchObject({ state: 'authorized', refreshToken: 'stored' });
+    h.sb.revokeGrants();
+    h.sb.clearRequests();
+    const err = await failure(invoke(h, 'listWorkers', { limit: 1 }));
+    expect(err.details.code).toBe('needs_authorization');
+    expect(err.message).toContain('invalid_grant');
+    expect(err.message).toContain(`hcm-runner connect ${h.integration} hcm`);
+    expect(h.sb.tokenRequests).toHaveLength(1);
+    const state = await connectionState(h.connection, h.tokens);
+    expect(state).toMatchObject({ state: 'needs authorization', reason: expect.stringContaining('invalid_grant'), refusedAt: expect.any(String) });
+    // Kept in the store (a new process sees it), and nothing is sent again — not even the
+    // configured refresh token the store was first filled from, which the server refused too.
+    const reopened = new FileTokenStore(h.dir);
+    expect((await reopened.get(key()))?.needsAuthorization).toBeDefined();
+    h.sb.clearRequests();
+    for (let i = 0; i < 3; i++) expect((await failure(invoke(h, 'listWorkers', { limit: 1 }))).details.code).toBe('needs_authorization');
+    expect(h.sb.requests).toHaveLength(0);
+    // Connecting again replaces the record.
+    await authorizeViaSandbox(h);
+    expect(await connectionState(h.connection, h.tokens)).toMatchObject({ state: 'authorized' });
+    await expect(invoke(h, 'listWorkers', { limit: 1 })).resolves.toBeTruthy();
+  });
+
+  it('a refused configured refresh token is not sent again; a different configured one is tried', async () => {
+    h = await harness();
+    h.connection = connectionFor(h.sb, { refreshToken: 'sbx_rt_revoked-or-unknown' });
+    await failure(invoke(h, 'listWorkers', {}));
+    h.sb.clearRequests();
+    await failure(invoke(h, 'listWorkers', {}));
+    expect(h.sb.tokenRequests).toHaveLength(0);
+    h.connection = connectionFor(h.sb, { refreshToken: h.sb.issueRefreshToken() });
+    expect(await connectionState(h.connection, h.tokens)).toMatchObject({ state: 'authorized', refreshToken: 'configured' });
+    await expect(invoke(h, 'listWorkers', { limit: 1 })).resolves.toBeTruthy();
+    expect(h.sb.tokenRequests).toHaveLength(1);
+  });
+
+  it('a wrong client secret says the client credentials were refused and which keys to check', async () => {
+    h = await harness();
+    h.connection = connectionFor(h.sb, { clientSecret: 'not-the-secret', refreshToken: h.sb.issueRefreshToken() });
+    const err = await failure(invoke(h, 'listWorkers', {}));
+    expect(err.details).toMatchObject({ code: 'client_refused', status: 401, retryable: false });
+    expect(err.message).toContain('the client credentials were refused by the token endpoint: check clientId / clientSecret');
+    expect(err.message).toContain('connection hcm');
+    expect(err.message).not.toContain('refresh token was rejected');
+    expect(err.message).not.toContain('not-the-secret');
+    // Not a grant problem: the connection is not marked, the right secret works at once.
+    expect((await h.tokens.get(key()))?.needsAuthorization).toBeUndefined();
+    h.connection = connectionFor(h.sb, { refreshToken: h.connection.config.refreshToken });
+    await expect(invoke(h, 'listWorkers', { limit: 1 })).resolves.toBeTruthy();
   });
 
   it('a step aborted while its token refresh is in flight fails at once, without calling the API', async () => {

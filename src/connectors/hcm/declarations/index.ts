@@ -32,6 +32,17 @@ export const hcmActions: readonly HcmActionDeclaration[] = [
 
 export const HCM_CONNECTION_TYPE = 'hcm-oauth2';
 
+/** Authorization request parameters the runner sets itself, so `authorizeParams` may not name them. */
+export const AUTHORIZE_PARAMS_RESERVED = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+] as const;
+
 export const hcmConnectionType: ConnectionTypeDecl = {
   type: HCM_CONNECTION_TYPE,
   description:
@@ -60,6 +71,26 @@ export const hcmConnectionType: ConnectionTypeDecl = {
       enum: ['body', 'basic'],
       default: 'body',
       description: 'Send client credentials in the token request body or as HTTP Basic.',
+    },
+    authorizeParams: {
+      type: 'object',
+      label: 'Authorize Parameters',
+      description:
+        'Extra parameters of the authorization request, e.g. `prompt: consent` — which an OpenID Connect server needs to issue a refresh token for `offline_access`. ' +
+        `The parameters the runner sets itself (${AUTHORIZE_PARAMS_RESERVED.map((k) => `\`${k}\``).join(', ')}) cannot be given here.`,
+      schema: {
+        additionalProperties: { $ref: '#/$defs/stringValue' },
+        propertyNames: {
+          not: { enum: [...AUTHORIZE_PARAMS_RESERVED] },
+          description: 'the runner sets it itself (the scope comes from `scopes`)',
+        },
+      },
+    },
+    issuer: {
+      type: 'string',
+      label: 'Issuer',
+      description:
+        "The authorization server's issuer identifier. When set, an authorization response that names another issuer (its `iss` parameter, RFC 9207) is refused.",
     },
   },
 };

@@ -9,7 +9,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { ActionError } from '../../../common/errors.js';
 import type { ResolvedConnection, StoredTokens, TokenStore } from '../../types.js';
 import { connectionConfig, tokenStoreKey } from './config.js';
-import { asActionError, postToken } from './token-endpoint.js';
+import { asActionError, clientRefusal, postToken } from './token-endpoint.js';
 
 const b64url = (buf: Buffer) => buf.toString('base64url');
 
@@ -21,6 +21,7 @@ export function createPkce(): { codeVerifier: string; codeChallenge: string } {
 export function buildAuthorizeUrl(conn: ResolvedConnection, opts: { redirectUri: string; state: string; codeChallenge?: string }): string {
   const conf = connectionConfig(conn);
   const url = new URL(conf.authorizeUrl);
+  for (const [k, v] of Object.entries(conf.authorizeParams)) url.searchParams.set(k, v);
   url.searchParams.set('response_type', 'code');
   url.searchParams.set('client_id', conf.clientId);
   url.searchParams.set('redirect_uri', opts.redirectUri);
@@ -45,13 +46,41 @@ export async function exchangeCode(
   const params: Record<string, string> = { grant_type: 'authorization_code', code: args.code, redirect_uri: args.redirectUri };
   if (args.codeVerifier) params.code_verifier = args.codeVerifier;
   let fresh: StoredTokens;
+  const what = `connection ${conn.name}: authorization code exchange failed`;
   try {
     fresh = await postToken(conf, params, signal);
   } catch (err) {
-    throw asActionError(err, `connection ${conn.name}: authorization code exchange failed`, 'authorization_failed');
+    throw clientRefusal(err, what, conn.name) ?? asActionError(err, what, 'authorization_failed');
+  }
+  // Without a refresh token the connection would stop working when this access token expires,
+  // while saying "authorized": refused now, when the person who can fix it is looking.
+  if (!fresh.refreshToken) {
+    throw new ActionError(
+      `${what}: the server returned no refresh token, so the connection would stop working when the access token expires. ` +
+        'An OpenID Connect server issues one only for the scope offline_access and, for that, only with prompt=consent: ' +
+        `add offline_access to scopes and authorizeParams: { prompt: consent } to connection ${conn.name}, then connect again ` +
+        '(other servers: allow the API client the refresh_token grant)',
+      { code: 'no_refresh_token' },
+    );
   }
   await tokens.withLock(storeKey, () => tokens.set(storeKey, fresh));
   return fresh;
+}
+
+/**
+ * RFC 9207: an authorization response names its issuer in `iss`. When the server sends one and the
+ * connection names its `issuer`, they must be equal — otherwise the code may come from another
+ * server the browser was sent to (a mix-up attack), and is not exchanged.
+ */
+export function checkIssuer(conn: ResolvedConnection, iss: string | undefined): void {
+  if (iss === undefined) return;
+  const expected = connectionConfig(conn).issuer;
+  if (expected === undefined || expected === iss) return;
+  throw new ActionError(
+    `connection ${conn.name}: the authorization response came from issuer ${JSON.stringify(iss.slice(0, 200))}, ` +
+      `not ${JSON.stringify(expected)} (the connection's issuer): refused; check the connection's issuer and authorizeUrl`,
+    { code: 'issuer_mismatch' },
+  );
 }
 
 interface Pending {
@@ -89,11 +118,14 @@ export async function completeAuthorization(
   code: string,
   redirectUri?: string,
   signal?: AbortSignal,
+  /** The callback's `iss` parameter (RFC 9207), when the server sent one. */
+  iss?: string,
 ): Promise<{ integration: string; connection: string; storeKey: string }> {
   sweep();
   const p = pending.get(state);
   if (!p) throw new ActionError('unknown or expired OAuth state: start the authorization again', { code: 'invalid_state' });
   pending.delete(state);
+  checkIssuer(p.connection, iss);
   const storeKey = tokenStoreKey(p.connection);
   await exchangeCode(p.connection, { code, redirectUri: redirectUri ?? p.redirectUri, codeVerifier: p.codeVerifier }, p.tokens, storeKey, signal);
   return { integration: p.integration, connection: p.connection.name, storeKey };
@@ -183,12 +215,15 @@ export async function finishAuthorization(
     resolveConnection(integration: string, connection: string): Promise<ResolvedConnection>;
     redirectUri?: string;
     signal?: AbortSignal;
+    /** The callback's `iss` parameter (RFC 9207), when the server sent one. */
+    iss?: string;
   },
 ): Promise<{ integration: string; connection: string; storeKey: string }> {
   const p = await opts.pending.take(state);
   if (!p || Date.now() - p.createdAt > PENDING_TTL_MS)
     throw new ActionError('unknown or expired OAuth state: start the authorization again', { code: 'invalid_state' });
   const connection = await opts.resolveConnection(p.integration, p.connection);
+  checkIssuer(connection, opts.iss);
   const storeKey = tokenStoreKey(connection);
   await exchangeCode(
     connection,

@@ -1,8 +1,9 @@
 /** The HCM connection's config, read defensively from a ResolvedConnection. */
 import { createHash } from 'node:crypto';
 import { ActionError } from '../../../common/errors.js';
+import { setOwn } from '../../../common/own.js';
 import type { ResolvedConnection } from '../../types.js';
-import { hcmConnectionType } from '../declarations/index.js';
+import { AUTHORIZE_PARAMS_RESERVED, hcmConnectionType } from '../declarations/index.js';
 
 /** Which keys are required, and clientAuth's values and default: the connection type's declaration. */
 const declared = hcmConnectionType.inputs;
@@ -17,6 +18,10 @@ export interface HcmConnectionConfig {
   scopes?: string;
   refreshToken?: string;
   clientAuth: 'body' | 'basic';
+  /** Extra authorization request parameters (e.g. prompt=consent); never the ones the runner sets. */
+  authorizeParams: Record<string, string>;
+  /** The expected `iss` of an authorization response (RFC 9207), when configured. */
+  issuer?: string;
 }
 
 export function connectionConfig(conn: ResolvedConnection | undefined): HcmConnectionConfig & { name: string } {
@@ -46,7 +51,20 @@ export function connectionConfig(conn: ResolvedConnection | undefined): HcmConne
     clientAuth: (declared.clientAuth!.enum!.includes(c.clientAuth)
       ? c.clientAuth
       : declared.clientAuth!.default) as HcmConnectionConfig['clientAuth'],
+    authorizeParams: authorizeParamsOf(c.authorizeParams),
+    issuer: s('issuer'),
   };
+}
+
+/** String values only, reserved keys left out (load-time validation refuses them already). */
+function authorizeParamsOf(v: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return out;
+  for (const [k, val] of Object.entries(v)) {
+    if ((AUTHORIZE_PARAMS_RESERVED as readonly string[]).includes(k) || val === undefined || val === null) continue;
+    setOwn(out, k, String(val));
+  }
+  return out;
 }
 
 /**

@@ -1,5 +1,6 @@
 /**
- * Access tokens for an HCM connection: refreshed when expiring within 5 minutes or after a 401,
+ * Access tokens for an HCM connection: refreshed when expiring within the refresh margin (the
+ * smaller of 5 minutes and a fifth of the token's lifetime, `refreshAt`) or after a 401,
  * one refresh at a time per connection (an in-process promise map plus the store's lock, with the
  * store re-read inside the lock so replicas sharing a store also refresh once).
  *
@@ -10,9 +11,10 @@
 import { ActionError } from '../../../common/errors.js';
 import type { ResolvedConnection, StoredTokens, TokenStore } from '../../types.js';
 import { connectHint, connectionConfig } from './config.js';
-import { asActionError, postToken } from './token-endpoint.js';
+import { needsAuthorizationError, refreshTokenOf, refusedGrant } from './needs-authorization.js';
+import { asActionError, clientRefusal, postToken, REFRESH_MARGIN_MS, TokenEndpointError } from './token-endpoint.js';
 
-export const REFRESH_MARGIN_MS = 5 * 60 * 1000;
+export { REFRESH_MARGIN_MS } from './token-endpoint.js';
 /**
  * How long a token read or written by this process is used without reading the store again: how
  * late another replica's re-authorization or disconnect of the connection is seen here (a token
@@ -22,8 +24,14 @@ export const TOKEN_REUSE_MS = 5000;
 
 const inflight = new Map<string, Promise<StoredTokens>>();
 
-const usable = (t: StoredTokens | undefined, stale?: string): t is StoredTokens & { accessToken: string } =>
-  !!t?.accessToken && t.accessToken !== stale && (t.expiresAt === undefined || t.expiresAt - Date.now() > REFRESH_MARGIN_MS);
+/** When a token is refreshed before use; records written before `refreshAt` existed use the full margin. */
+const refreshAt = (t: StoredTokens): number | undefined => t.refreshAt ?? (t.expiresAt === undefined ? undefined : t.expiresAt - REFRESH_MARGIN_MS);
+
+const usable = (t: StoredTokens | undefined, stale?: string): t is StoredTokens & { accessToken: string } => {
+  if (!t?.accessToken || t.accessToken === stale) return false;
+  const at = refreshAt(t);
+  return at === undefined || at > Date.now();
+};
 
 /**
  * A valid access token. `staleToken`: the token a request just got 401 with; a stored token equal
@@ -63,22 +71,28 @@ async function refreshLocked(
   return tokens.withLock(storeKey, async () => {
     const stored = await tokens.get(storeKey); // another replica may have refreshed meanwhile
     if (usable(stored, staleToken)) return stored;
-    const refreshToken = stored?.refreshToken ?? conf.refreshToken;
-    if (!refreshToken) {
-      throw new ActionError(`connection ${conn.name} is not authorized yet (no stored tokens): ${connectHint(integration, conn.name)}`, {
-        code: 'needs_authorization',
-      });
-    }
+    const refreshToken = refreshTokenOf(stored, conf.refreshToken)?.token;
+    // No grant, or one the token endpoint refused: only a new authorization helps, so the token
+    // endpoint is not asked again.
+    if (!refreshToken) throw needsAuthorizationError(conn.name, integration, stored?.needsAuthorization);
     let fresh: StoredTokens;
     try {
-      fresh = await postToken(conf, { grant_type: 'refresh_token', refresh_token: refreshToken }, signal, stored ?? { refreshToken });
+      fresh = await postToken(conf, { grant_type: 'refresh_token', refresh_token: refreshToken }, signal, { ...stored, refreshToken });
     } catch (err) {
-      const e = asActionError(err, `connection ${conn.name}: token refresh failed`);
-      const status = e.details.status;
-      if (status === 400 || status === 401) {
+      const what = `connection ${conn.name}: token refresh failed`;
+      const client = clientRefusal(err, what, conn.name);
+      if (client) throw client;
+      const e = asActionError(err, what);
+      if (err instanceof TokenEndpointError && err.oauthError === 'invalid_grant') {
+        // Revoked, expired or rotated away: remembered, so later calls fail at once without it.
+        const record = refusedGrant(err.message, refreshToken, conf.refreshToken);
+        await tokens.set(storeKey, record);
+        throw needsAuthorizationError(conn.name, integration, record.needsAuthorization, err.status);
+      }
+      if (e.details.status === 400) {
         throw new ActionError(`${e.message}; the refresh token was rejected: ${connectHint(integration, conn.name)} to authorize again`, {
           code: 'needs_authorization',
-          status,
+          status: 400,
         });
       }
       throw new ActionError(`${e.message}; check the connection's token URL and client credentials, then retry`, e.details);
