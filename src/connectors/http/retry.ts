@@ -6,11 +6,11 @@
  * capped at 30 s, where a Retry-After answer wins (capped at 2 minutes). The rules themselves —
  * what the actions' retry inputs say — are ./retry-rules.ts.
  *
- * Not the step's `retry:` (engine/attempts.ts): that one runs the whole action again.
+ * Not the step's `retry:` (engine/step-attempts.ts): that one runs the whole action again.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import { dispatchAttempts } from './attempts.js';
+import { dispatchAttempts } from './redispatch.js';
 import { callFailure, callOf } from './call.js';
 import { answerOf } from './response-error.js';
 import type { RetryTiming } from './retry-rules.js';
