@@ -1,28 +1,6 @@
-/** The `hcm-runner` command line: dispatches to one module per command. */
+/** The `hcm-runner` command line: dispatches to one module per command (the table in commands.ts). */
 import { UsageError } from './args.js';
-
-type Command = (argv: string[]) => Promise<number>;
-
-const commands: Record<string, { summary: string; load: () => Promise<Command> }> = {
-  validate: {
-    summary: 'check integration files (exit 0 valid, 1 problems, 2 usage)',
-    load: async () => (await import('./validate.js')).validateCommand,
-  },
-  run: { summary: 'run one integration once, in-process, and print its execution record', load: async () => (await import('./run.js')).runCommand },
-  connect: {
-    summary: 'authorize an OAuth 2.0 connection (authorization-code flow)',
-    load: async () => (await import('./connect.js')).connectCommand,
-  },
-  docs: { summary: 'regenerate the generated docs (docs/connectors/hcm.md)', load: async () => (await import('./docs.js')).docsCommand },
-  sandbox: {
-    summary: 'start the HCM sandbox (an HCM-compatible service for development and tests)',
-    load: async () => (await import('../sandbox/cli.js')).sandboxCommand,
-  },
-};
-
-export function registerCommand(name: string, summary: string, load: () => Promise<Command>): void {
-  commands[name] = { summary, load };
-}
+import { commands } from './commands.js';
 
 function usage(): string {
   const width = Math.max(...Object.keys(commands).map((c) => c.length));
@@ -37,7 +15,6 @@ Run 'hcm-runner <command> --help' for a command's options.`;
 }
 
 export async function main(argv: string[]): Promise<number> {
-  await import('./commands.js');
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(`${usage()}\n`);

@@ -11,7 +11,7 @@ import type { CompiledIntegration, CompiledStep } from '../definition/types.js';
 import { EvaluationError, evaluateTemplate, jsonataBoolean, type Scope } from './evaluate.js';
 import { prepareInputs } from './inputs.js';
 import type { ExecutionRecord, LogEntry, StepError, StepRecord } from './record.js';
-import { invokeWithRetry, type RetrySleep } from './attempts.js';
+import { invokeWithRetry, type RetrySleep } from './step-attempts.js';
 import { connectorFor } from '../connectors/registry.js';
 import { resolveConnection } from './connections.js';
 

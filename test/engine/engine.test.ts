@@ -2,7 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { retryDelay } from '../../src/engine/attempts.js';
+import { retryDelay } from '../../src/engine/step-attempts.js';
 import { run } from '../helpers/engine.js';
 
 const webhook = (steps: string, extra = '') => `name: t\n${extra}trigger: { type: webhook }\nsteps:\n${steps}`;

@@ -1,13 +1,13 @@
 /**
  * core.http: a call to a third-party API (appEvent subscriptions, notifications), sent through
  * the HTTP stack (../http/stack.ts) on the outbound policy's dispatcher (../outbound-policy.ts),
- * with Raw Request's retry inputs (../http/retry.ts).
+ * with Raw Request's retry inputs (../http/retry-rules.ts; the retry interceptor is ../http/retry.ts).
  */
 import { binaryFromBytes, bytesOf, isBinaryValue } from '../../common/binary.js';
 import { ActionError } from '../../common/errors.js';
 import type { ActionContext } from '../types.js';
 import { keyValuePairs } from '../key-value.js';
-import { retryRulesFrom } from '../http/retry.js';
+import { retryRulesFrom } from '../http/retry-rules.js';
 import { outboundDispatcher, send, type Answer } from '../http/stack.js';
 import { maxResultBytes } from '../result-limit.js';
 

@@ -7,7 +7,7 @@ import { binaryFromBytes } from '../../common/binary.js';
 import { ActionError } from '../../common/errors.js';
 import type { LogLevel, ResolvedConnection, TokenStore } from '../types.js';
 import { connectionDispatcher, send, type Answer } from '../http/stack.js';
-import type { RetryRules } from '../http/retry.js';
+import type { RetryRules } from '../http/retry-rules.js';
 
 export interface AuthContext {
   connection: ResolvedConnection;

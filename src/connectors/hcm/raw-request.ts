@@ -6,7 +6,7 @@
 import { isBinaryValue, type BinaryValue } from '../../common/binary.js';
 import { ActionError } from '../../common/errors.js';
 import type { LogLevel } from '../types.js';
-import { nonNegativeInput, retryRulesFrom } from '../http/retry.js';
+import { nonNegativeInput, retryRulesFrom } from '../http/retry-rules.js';
 import { parseBody, sendHcm, type AuthContext } from './http.js';
 import { encodeMultipart, type FilePart } from './multipart.js';
 import { joinUrl, keyValuePairs } from './request.js';

@@ -6,7 +6,7 @@
 import type { Dispatcher } from 'undici';
 import type { ResolvedConnection, TokenStore } from '../types.js';
 import { getAccessToken } from '../hcm/oauth/provider.js';
-import { dispatchAttempts } from './attempts.js';
+import { dispatchAttempts } from './redispatch.js';
 import { callOf } from './call.js';
 import { answerOf } from './response-error.js';
 

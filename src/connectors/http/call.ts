@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici';
 import { ActionError } from '../../common/errors.js';
 import type { LogLevel } from '../types.js';
 import { outboundRefusal } from '../outbound-policy.js';
-import type { RetryRules } from './retry.js';
+import type { RetryRules } from './retry-rules.js';
 
 /** An answer read whole (within the body limit). */
 export interface Answer {

@@ -3,31 +3,21 @@
  * core.http; docs/hcm-service.md "Raw Request"): up to `maxRetries` more attempts after a
  * network error, a timeout or a 5xx answer (every error answer with `allErrors`). The wait is a
  * fixed `delayMs`, or — with `exponential` — a 500 ms base doubled per retry with full jitter,
- * capped at 30 s, where a Retry-After answer wins (capped at 2 minutes).
+ * capped at 30 s, where a Retry-After answer wins (capped at 2 minutes). The rules themselves —
+ * what the actions' retry inputs say — are ./retry-rules.ts.
  *
- * Not the step's `retry:` (engine/attempts.ts): that one runs the whole action again.
+ * Not the step's `retry:` (engine/step-attempts.ts): that one runs the whole action again.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Dispatcher } from 'undici';
-import { ActionError } from '../../common/errors.js';
-import { dispatchAttempts } from './attempts.js';
+import { dispatchAttempts } from './redispatch.js';
 import { callFailure, callOf } from './call.js';
 import { answerOf } from './response-error.js';
+import type { RetryTiming } from './retry-rules.js';
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 30_000;
 export const RETRY_AFTER_MAX_MS = 120_000;
-
-export interface RetryTiming {
-  useExponentialBackoff: boolean;
-  retryDelayMs: number;
-}
-
-export interface RetryRules extends RetryTiming {
-  maxRetryCount: number;
-  /** Also retry 4xx answers, not only 5xx. */
-  retryOnAllErrors: boolean;
-}
 
 /** Delay before retry number `n` (0-based) after an answer that may carry Retry-After. */
 export function retryDelay(n: number, opts: RetryTiming, retryAfter?: string | string[]): number {
@@ -45,26 +35,6 @@ export function retryAfterMs(header: string | string[] | undefined): number | un
   if (/^\d+(\.\d+)?$/.test(v.trim())) return Math.round(Number(v) * 1000);
   const t = Date.parse(v);
   return Number.isNaN(t) ? undefined : Math.max(0, t - Date.now());
-}
-
-/** A number input ≥ 0 (ms, counts), undefined when not given; else `invalid_input`. */
-export function nonNegativeInput(inputs: Record<string, unknown>, key: string, label: string): number | undefined {
-  const raw = inputs[key];
-  if (raw === undefined || raw === null || raw === '') return undefined;
-  const v = Number(raw);
-  if (!Number.isFinite(v) || v < 0) throw new ActionError(`${label}: ${key} must be a number ≥ 0`, { code: 'invalid_input' });
-  return v;
-}
-
-/** The retry inputs both actions declare (maxRetryCount, retryDelayMs, retryOnAllErrors, useExponentialBackoff). */
-export function retryRulesFrom(inputs: Record<string, unknown>, label: string): RetryRules {
-  const num = (k: string) => nonNegativeInput(inputs, k, label) ?? 0;
-  return {
-    maxRetryCount: Math.floor(num('maxRetryCount')),
-    retryDelayMs: num('retryDelayMs'),
-    retryOnAllErrors: inputs.retryOnAllErrors === true,
-    useExponentialBackoff: inputs.useExponentialBackoff === true,
-  };
 }
 
 export const retryInterceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {

@@ -20,7 +20,11 @@ import type { IntakeLimits } from './limits.js';
 import { asyncWebhookResponse, executionJson, renderResponse, syncWebhookResponse, type RenderedResponse } from './response.js';
 import { buildWebhookTrigger, type WebhookUrls } from './trigger-data.js';
 
-/** One webhook request as the HTTP server received it, free of any server types. */
+/**
+ * One webhook request as the HTTP server received it, free of any server types. Intake checks it
+ * and reads its body, then hands `buildWebhookTrigger` the narrower `WebhookTriggerRequest`
+ * (./trigger-data.ts: token gone, path decoded, body read), which test cases build too.
+ */
 export interface IntakeRequest {
   /** HTTP method (any case). */
   method: string;

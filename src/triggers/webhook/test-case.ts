@@ -7,8 +7,7 @@
 import type { CompiledTrigger, WebhookOptions } from '../../definition/types.js';
 import { RecordError, type TestTriggerInput, type TriggerTesting } from '../type.js';
 import { isJsonType, parseContentType } from './content-type.js';
-import type { WebhookRequest } from './request.js';
-import { buildWebhookTrigger, REDACTED } from './trigger-data.js';
+import { buildWebhookTrigger, REDACTED, type WebhookTriggerRequest } from './trigger-data.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -37,7 +36,7 @@ export const webhookTesting: TriggerTesting<Extract<CompiledTrigger, WebhookOpti
 };
 
 /** The request a caller would send: JSON body unless the headers name another content type. */
-export function webhookRequest(methods: string[], input: TestTriggerInput): WebhookRequest {
+export function webhookRequest(methods: string[], input: TestTriggerInput): WebhookTriggerRequest {
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(input.headers ?? {})) headers[k.toLowerCase()] = String(v);
   let rawBody = Buffer.alloc(0);

@@ -3,7 +3,26 @@ import { setOwn } from '../../common/own.js';
 import { rememberTriggerJson } from '../../common/trigger-json.js';
 import { mapBody, queryToObject } from './body.js';
 import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from './limits.js';
-import type { WebhookRequest } from './request.js';
+
+/**
+ * The request `$trigger` is built from: a webhook request past intake's checks — the token
+ * resolved and dropped, the path after it decoded, the method upper-case, the body read whole.
+ * Deliberately not intake's `IntakeRequest` (./intake.ts), which is the request as the server
+ * received it (the token still in the still-encoded path, the body perhaps not yet read, the
+ * caller's address): test cases and recorded requests build this one without a token, a URL or a
+ * connection. It carries no HTTP-server types, so the mapping runs without Hono or node:http.
+ */
+export interface WebhookTriggerRequest {
+  /** Upper-case HTTP method. */
+  method: string;
+  /** Extra path after the token, without the leading `/` ('' when none). */
+  pathFragment: string;
+  /** The raw query string without `?` ('' when none). */
+  query: string;
+  /** Header names lower-cased; repeated headers joined with ", " (Node's convention). */
+  headers: Record<string, string>;
+  rawBody: Buffer;
+}
 
 export interface WebhookUrls {
   live: string;
@@ -40,7 +59,7 @@ export function redactHeaders(
 
 /** Throws HttpError (400, 413) for malformed, too deep or too many-parted bodies. */
 export function buildWebhookTrigger(
-  req: WebhookRequest,
+  req: WebhookTriggerRequest,
   ctx: { webhookUrls: WebhookUrls; executionId: string; receivedAt: string },
   limits: IntakeLimits = DEFAULT_INTAKE_LIMITS,
 ): WebhookTriggerData {

@@ -3,6 +3,9 @@
  * retry policy — fixed or exponential with jitter. Only failures another attempt could change
  * are retried: timeouts, network errors, 429 and 5xx answers (actions mark them `retryable`),
  * and unexpected errors. A 404, invalid inputs, an expression error or core.fail fail at once.
+ *
+ * Not the HTTP stack's transport retries (connectors/http/retry.ts), which repeat one request
+ * inside a single attempt of the action.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ActionError, StopSignal } from '../common/errors.js';

@@ -3,6 +3,8 @@
  * caller's handler sees one request — one start, then the answer or the error of the last
  * attempt — while attempts come and go underneath. An attempt that failed after its answer began
  * to reach the caller is final (its bytes cannot be taken back).
+ *
+ * Not a step's attempts (engine/step-attempts.ts): those run the whole action again.
  */
 import type { Dispatcher } from 'undici';
 
