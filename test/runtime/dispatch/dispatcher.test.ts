@@ -1,6 +1,7 @@
 /**
  * The ExecutionDispatcher built as the runtime builds it — a real SQLite store and its queue, a
- * registry loaded from YAML, the engine — running executions end to end: within its bounds,
+ * registry loaded from YAML, the engine (and, for the bounds, PostgreSQL's table queue too) —
+ * running executions end to end: within its bounds,
  * synchronous callers answered early, refusals, recovery after a stopped process, and shutdown.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ import {
   respondingIntegration,
   startGate,
   type TempStore,
+  tempPgStore,
   tempStore,
   until,
 } from './helpers.js';
@@ -60,8 +62,12 @@ async function setup(limits: DispatcherOptions['limits'], t?: TempStore) {
 const held = (integration: string) => execution(integration, { url: `${gate.base}/hold/${integration}` });
 
 describe('ExecutionDispatcher', () => {
-  it('records, queues and runs executions end to end, never past its global and per-integration bounds', async () => {
-    const { dispatcher, store, events } = await setup({ concurrency: 4, perIntegration: 2, backlog: 100 });
+  it.each([
+    ['SQLite (the in-process queue)', tempStore],
+    ['PostgreSQL (the table queue, claimed within the free slots it is told of)', tempPgStore],
+  ])('records, queues and runs executions end to end, never past its global and per-integration bounds: %s', async (_, open) => {
+    const { dispatcher, store, events } = await setup({ concurrency: 4, perIntegration: 2, backlog: 100 }, await open());
+    await dispatcher.recover(); // starts the queue (a shared queue claims from here on)
     gate.maxWaiting.all = 0;
     gate.maxWaiting.byKey.clear();
     const all = ['a', 'b', 'c'].flatMap((name) => Array.from({ length: 4 }, () => held(name)));
@@ -72,6 +78,8 @@ describe('ExecutionDispatcher', () => {
     await until(() => (gate.waiting() === 4 ? true : undefined), 'four runs at the gate');
     expect(dispatcher.runningCount).toBe(4);
     expect(dispatcher.depth).toBe(8);
+    // Nothing marked running that does not run here (a shared queue claims only what fits).
+    expect((await store.countByStatus()).running).toBe(4);
     for (const name of ['a', 'b', 'c']) expect(gate.waiting(name)).toBeLessThanOrEqual(2);
     // Release one call at a time until every execution finished.
     await until(async () => {

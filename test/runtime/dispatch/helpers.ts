@@ -1,5 +1,6 @@
 /**
- * Real parts for the dispatcher's tests: a SQLite store in a temp folder, a registry loaded from
+ * Real parts for the dispatcher's tests: a SQLite store in a temp folder (or PostgreSQL in a fresh
+ * schema), a registry loaded from
  * YAML written to a temp folder, and a gate — a loopback HTTP server whose `/hold/<name>` requests
  * wait until the test releases them, so a test decides when each run's step ends and can count
  * how many run at once.
@@ -13,12 +14,12 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { newExecutionId } from '../../../src/common/ids.js';
 import { IntegrationRegistry } from '../../../src/runtime/registry.js';
+import { PostgresStore } from '../../../src/store/postgres/postgres-store.js';
 import { SqliteStore } from '../../../src/store/sqlite/sqlite-store.js';
-import type { NewExecution } from '../../../src/store/types.js';
+import type { NewExecution, Store } from '../../../src/store/types.js';
 
 export interface TempStore {
-  store: SqliteStore;
-  dataDir: string;
+  store: Store;
   close(): Promise<void>;
 }
 
@@ -27,10 +28,23 @@ export async function tempStore(dataDir = mkdtempSync(join(tmpdir(), 'hcm-dispat
   const store = await SqliteStore.open(dataDir, { tokenKey: randomBytes(32) });
   return {
     store,
-    dataDir,
     close: async () => {
       await store.close();
       rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A PostgreSQL store in a fresh schema of the local test database; `close` drops the schema. */
+export async function tempPgStore(): Promise<TempStore> {
+  const url = process.env.HCM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const schema = `dispatch_${randomBytes(5).toString('hex')}`;
+  const store = await PostgresStore.open({ databaseUrl: url, schema, tokenKey: randomBytes(32) });
+  return {
+    store,
+    close: async () => {
+      await store.pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await store.close();
     },
   };
 }

@@ -102,6 +102,13 @@ describe('WorkerPool', () => {
     expect(t.runningIds()).toEqual(['busy2', 'busy3', later[0]!]);
   });
 
+  it('starts the oldest waiting job among the integrations that may run, whatever integration it belongs to', async () => {
+    const t = setup({ concurrency: 1, perIntegration: 1 });
+    for (const name of ['a', 'b', 'a', 'b']) t.push(name);
+    while (t.running.length > 0) await t.end(t.running[0]!.job.id);
+    expect(t.started).toEqual(['a1', 'b2', 'a3', 'b4']);
+  });
+
   it("keeps an integration's own lower limit (schedule overlap: 1 at a time)", async () => {
     const t = setup({ concurrency: 8, perIntegration: 4 }, (name) => (name === 'nightly' ? 1 : undefined));
     t.push('nightly', 3);
