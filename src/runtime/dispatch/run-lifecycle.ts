@@ -8,6 +8,7 @@ import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { StorageUnavailableError } from '../../common/errors.js';
 import type { RuntimeServices } from '../../connectors/types.js';
+import type { CompiledIntegration } from '../../definition/types.js';
 import type { ExecutionRecord, LogEntry } from '../../engine/record.js';
 import { runExecution } from '../../engine/run.js';
 import { queuedRecord, runningRecord } from '../../store/common.js';
@@ -17,7 +18,7 @@ import type { IntegrationRegistry } from '../registry.js';
 import { type DispatcherLimits, maxInterruptions } from './limits.js';
 import type { LiveRuns } from './live-runs.js';
 import { interruptedTooOften, poisonRecord, unsavableRecord } from './poison.js';
-import type { SyncWaiters } from './sync-waiters.js';
+import type { SyncWaiter, SyncWaiters } from './sync-waiters.js';
 
 export interface DispatcherEvents {
   /** Recorded `queued` (after the store's commit). */
@@ -86,7 +87,11 @@ export class RunLifecycle {
       }
       this.live.start(job.id, stored, !job.local);
       this.events.emit('started', job, stored);
-      record = await this.execute(job, stored, signal, log);
+      // The version loaded now runs; a reload while the execution runs does not affect it.
+      const integration = this.registry.get(job.integration);
+      record = integration
+        ? await this.execute(job, integration, stored, this.waiters.get(job.id), (await this.stateFor?.(job.integration)) ?? undefined, signal, log)
+        : notLoadedRecord(job, stored);
       if (this.abandoned()) return false;
       this.showRunningUntilSaved(record);
       record = await this.saveFinal(record, log);
@@ -128,11 +133,19 @@ export class RunLifecycle {
     return this.store.markRunning(job.id, job.attempt);
   }
 
-  /** Runs the engine on the version of the integration loaded now (a reload while it runs does not affect it). */
-  private async execute(job: QueuedJob, stored: ExecutionRecord, signal: AbortSignal, log: Logger | undefined): Promise<ExecutionRecord> {
-    const integration = this.registry.get(job.integration);
-    if (!integration) return notLoadedRecord(job, stored);
-    const watcher = this.waiters.get(job.id);
+  /**
+   * Runs the engine. Not `async`: it hands back the engine's own promise (no second promise per
+   * execution on this hot path); `$state` is read by the caller.
+   */
+  private execute(
+    job: QueuedJob,
+    integration: CompiledIntegration,
+    stored: ExecutionRecord,
+    watcher: SyncWaiter | undefined,
+    state: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+    log: Logger | undefined,
+  ): Promise<ExecutionRecord> {
     return runExecution({
       integration,
       trigger: stored.trigger,
@@ -140,7 +153,7 @@ export class RunLifecycle {
       executionId: job.id,
       attempt: job.attempt,
       test: stored.test,
-      state: (await this.stateFor?.(job.integration)) ?? undefined,
+      state,
       env: this.env,
       signal,
       queuedAt: stored.queuedAt,
