@@ -9,8 +9,9 @@ import { resultLimitFromEnv } from '../connectors/result-limit.js';
 import type { RuntimeServices } from '../connectors/types.js';
 import type { ExecutionStatus } from '../engine/record.js';
 import type { Capture, Store } from '../store/types.js';
-import { Dispatcher, type DispatcherLimits } from './dispatcher.js';
-import type { ExecutionQueue } from './queue.js';
+import { ExecutionDispatcher } from './dispatch/dispatcher.js';
+import type { DispatcherLimits } from './dispatch/limits.js';
+import type { ExecutionQueue } from '../store/queue.js';
 import { logRegistryChange } from './change-log.js';
 import { IntegrationRegistry, type RegistryEntry } from './registry.js';
 import { startRetention } from './retention.js';
@@ -71,7 +72,7 @@ export interface RuntimeEvents {
 
 export class Runtime extends EventEmitter<RuntimeEvents> {
   readonly registry: IntegrationRegistry;
-  readonly dispatcher: Dispatcher;
+  readonly dispatcher: ExecutionDispatcher;
   readonly tokens: WebhookTokens;
   readonly store: Store;
   readonly services: RuntimeServices;
@@ -108,7 +109,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       allowPrivateNetwork: opts.allowPrivateNetwork === true,
       maxResultBytes: resultLimitFromEnv(this.env),
     };
-    this.dispatcher = new Dispatcher({
+    this.dispatcher = new ExecutionDispatcher({
       store: opts.store,
       registry: this.registry,
       services: this.services,
@@ -225,7 +226,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.listening = new Set(await this.store.listeningIntegrations());
   }
 
-  /** Stops taking work and waits up to `graceMs` for running executions (see Dispatcher.stop). */
+  /** Stops taking work and waits up to `graceMs` for running executions (see ExecutionDispatcher.stop). */
   async stop(graceMs: number): Promise<{ finished: number; abandoned: number }> {
     this.emit('stopping');
     for (const t of this.timers) t.stop();

@@ -35,7 +35,7 @@ export interface QueueBinding {
   free(): number;
   /** Free slots of one integration (per-integration limit) in this process. */
   freeFor(integration: string): number;
-  /** The most times a process may stop under an execution before it is failed (runtime/poison.ts). */
+  /** The most times a process may stop under an execution before it is failed (runtime/dispatch/poison.ts). */
   maxInterruptions(): number;
 }
 

@@ -11,7 +11,7 @@
  * - **Leases** are renewed every lease/3 while the replica holds the executions. A replica that is
  *   killed stops renewing; once its leases have run out, the rows are claimable again and another
  *   replica takes them over as attempt + 1 (at-least-once). One that was interrupted too often is
- *   handed to the dispatcher as poison (failed, not run: runtime/poison.ts).
+ *   handed to the dispatcher as poison (failed, not run: runtime/dispatch/poison.ts).
  * - **Wake-ups**: LISTEN on the schema's channel; a slow poll (default 1 s) is the fallback, and it
  *   also refreshes the cluster-wide backlog counts and finds leases that ran out.
  *

@@ -2,9 +2,10 @@
  * Poison executions: an execution whose run keeps taking the process down (a crash, an OOM kill,
  * a deploy that always lands mid-run) must not be resumed forever. Recovery resumes an
  * execution found `running` as attempt + 1 only while its attempt is below the limit; at the
- * limit it is marked failed with the reason. Both queues (in-process and PostgreSQL) use these.
+ * limit it is marked failed with the reason. The dispatcher applies these to what either queue
+ * (in-process or PostgreSQL) hands back (run-lifecycle.ts).
  */
-import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
+import type { ExecutionRecord, ExecutionStatus } from '../../engine/record.js';
 
 /** Default of HCM_RUNNER_MAX_INTERRUPTIONS. */
 export const DEFAULT_MAX_INTERRUPTIONS = 3;

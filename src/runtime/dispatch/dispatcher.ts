@@ -1,0 +1,188 @@
+/**
+ * The execution dispatcher: accepts executions (durably, through the store), queues them and runs
+ * them. It wires its parts together — admission (backlog, fair share: admission.ts), callers
+ * waiting for a run (sync-waiters.ts), the worker pool (worker-pool.ts), one run from start to
+ * saved record (run-lifecycle.ts, poison.ts) and the records of runs in progress (live-runs.ts) —
+ * and is what the runtime, the triggers and the server call.
+ */
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import type { RuntimeServices } from '../../connectors/types.js';
+import type { ExecutionRecord } from '../../engine/record.js';
+import type { ExecutionQueue, QueuedJob } from '../../store/queue.js';
+import type { ExecutionFilter, ExecutionSummary, NewExecution, Store } from '../../store/types.js';
+import type { IntegrationRegistry } from '../registry.js';
+import { Admission } from './admission.js';
+import { type DispatcherLimits, maxInterruptions, resolveLimits } from './limits.js';
+import { LiveRuns } from './live-runs.js';
+import { type DispatcherEvents, RunLifecycle } from './run-lifecycle.js';
+import { type ExecutionWatch, SyncWaiters } from './sync-waiters.js';
+import { WorkerPool } from './worker-pool.js';
+
+export type { DispatcherEvents } from './run-lifecycle.js';
+
+export interface DispatcherOptions {
+  store: Store;
+  registry: IntegrationRegistry;
+  services: RuntimeServices;
+  limits?: Partial<DispatcherLimits>;
+  /** Default: the store's own queue (`store.openQueue()`). */
+  queue?: ExecutionQueue;
+  env?: NodeJS.ProcessEnv;
+  logger?: Logger;
+  /** `$state` for an execution (poll/appEvent triggers plug in here). */
+  stateFor?: (integration: string) => Promise<Record<string, unknown> | undefined>;
+  /** A per-integration running limit below `perIntegration` (schedule `overlap: queue|skip` → 1). */
+  concurrencyFor?: (integration: string) => number | undefined;
+}
+
+export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
+  readonly limits: DispatcherLimits;
+  readonly queue: ExecutionQueue;
+  private readonly store: Store;
+  private readonly logger?: Logger;
+  private readonly admission: Admission;
+  private readonly waiters: SyncWaiters;
+  private readonly live: LiveRuns;
+  private readonly pool: WorkerPool;
+
+  constructor(opts: DispatcherOptions) {
+    super();
+    this.store = opts.store;
+    this.logger = opts.logger;
+    const env = opts.env ?? process.env;
+    this.limits = resolveLimits(env, opts.limits);
+    this.queue = opts.queue ?? opts.store.openQueue();
+    this.admission = new Admission(this.limits, this.queue);
+    this.live = new LiveRuns(opts.store);
+    this.waiters = new SyncWaiters((id) => this.live.makeDurable(id));
+    const lifecycle = new RunLifecycle({
+      store: opts.store,
+      registry: opts.registry,
+      services: opts.services,
+      env,
+      logger: opts.logger,
+      live: this.live,
+      waiters: this.waiters,
+      events: this,
+      limits: this.limits,
+      abandoned: () => this.pool.abandoned,
+      stateFor: opts.stateFor,
+    });
+    this.pool = new WorkerPool({
+      queue: this.queue,
+      limits: this.limits,
+      run: (job, signal) => lifecycle.run(job, signal),
+      concurrencyFor: opts.concurrencyFor,
+      logger: opts.logger,
+    });
+    this.queue.bind({
+      free: () => this.pool.free(),
+      freeFor: (integration) => this.pool.freeFor(integration),
+      maxInterruptions: () => this.maxInterruptions,
+    });
+  }
+
+  /** Waiting executions (metrics: queue depth). */
+  get depth(): number {
+    return this.queue.size;
+  }
+
+  get runningCount(): number {
+    return this.pool.runningCount;
+  }
+
+  /** Queued executions one integration may have (its share of the backlog). */
+  get integrationBacklog(): number {
+    return this.admission.integrationBacklog;
+  }
+
+  /** The most times the process may stop under an execution before it is failed (poison.ts). */
+  get maxInterruptions(): number {
+    return maxInterruptions(this.limits);
+  }
+
+  /**
+   * Throws BusyError when a new execution would be refused now (cheap pre-check before parsing):
+   * past the global backlog, or past the integration's share of it (admission.ts).
+   */
+  checkCapacity(count = 1, integration?: string): void {
+    this.admission.check(count, integration);
+  }
+
+  /**
+   * Records the executions durably (resolves after the store's commit) and queues them.
+   * Throws BusyError past the backlog limit, without recording anything.
+   *
+   * An execution someone in this process waits for (`watch` first: a synchronous webhook) is not
+   * written now: nobody has been told anything about it, so there is nothing to lose. It runs here
+   * from memory (visible through `liveRecord`) and is committed once, when it finishes — or
+   * earlier, when its caller is answered before the end (`continueInBackground`, an early response).
+   */
+  async submit(executions: NewExecution[]): Promise<void> {
+    const held = this.admission.reserve(executions);
+    const jobs: QueuedJob[] = executions.map((e) => ({
+      id: e.id,
+      integration: e.integration,
+      attempt: e.attempt ?? 1,
+      ...(this.waiters.has(e.id) ? { local: e } : {}),
+    }));
+    const durable = executions.filter((e) => !this.waiters.has(e.id));
+    try {
+      if (durable.length) await this.store.enqueue(durable);
+    } finally {
+      this.admission.release(held, executions.length);
+    }
+    this.queue.push(jobs);
+    this.emit('queued', executions);
+  }
+
+  /**
+   * Queues executions another transaction already recorded (a poll's `store.commitPoll` holds its
+   * seen keys and its executions in one commit): no second insert, no backlog check.
+   */
+  adopt(executions: NewExecution[]): void {
+    if (executions.length === 0) return;
+    this.queue.push(executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1 })));
+    this.emit('queued', executions);
+  }
+
+  /** Register before `submit` so an early core.respond is never missed. */
+  watch(id: string): ExecutionWatch {
+    return this.waiters.watch(id);
+  }
+
+  /**
+   * Starts the queue: what a previous process left queued or running resumes as attempt + 1
+   * (`$execution.attempt > 1` tells a step it may be running after a crash; at-least-once). On a
+   * shared queue only what no live replica holds. An execution the process stopped under
+   * `maxInterruptions` times is failed when it comes up instead of run (poison.ts, run-lifecycle.ts).
+   */
+  async recover(): Promise<number> {
+    const n = await this.queue.recover();
+    if (n) this.logger?.info({ count: n }, 'resuming executions left unfinished by the previous process');
+    return n;
+  }
+
+  /** The record of an execution running in this process, as it stands now. */
+  liveRecord(id: string): ExecutionRecord | undefined {
+    return this.live.record(id);
+  }
+
+  /** Summaries of the runs of this process not in the store yet (synchronous webhooks), for lists. */
+  liveSummaries(filter: ExecutionFilter): ExecutionSummary[] {
+    return this.live.summaries(filter);
+  }
+
+  /**
+   * Stops taking work, waits up to `graceMs` for running executions, then abandons the rest:
+   * they stay `running` in the store and the next start resumes them. Queued ones stay queued.
+   */
+  async stop(graceMs: number): Promise<{ finished: number; abandoned: number }> {
+    this.admission.accepting = false;
+    const result = await this.pool.stop(graceMs);
+    // A shared queue hands back what this process still holds (and releases its connections).
+    await this.queue.stop();
+    return result;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Records of the executions running in this process, as they progress: what the API shows for
+ * them (a synchronous run is not in the store before it finishes; an async one's row has no
+ * progress until it finishes).
+ */
+import type { ExecutionRecord } from '../../engine/record.js';
+import type { ExecutionFilter, ExecutionSummary, Store } from '../../store/types.js';
+
+export interface LiveRun {
+  record: ExecutionRecord;
+  /** Whether the store has a row for it (false for a synchronous run until it is made durable). */
+  stored: boolean;
+}
+
+export class LiveRuns {
+  private readonly byId = new Map<string, LiveRun>();
+
+  constructor(private readonly store: Pick<Store, 'saveExecution'>) {}
+
+  get(id: string): LiveRun | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The run started with `record` as stored (or built in memory, `stored` false). */
+  start(id: string, record: ExecutionRecord, stored: boolean): void {
+    this.byId.set(id, { record, stored });
+  }
+
+  /** The run's record as it stands now (progress, log lines). */
+  update(id: string, record: ExecutionRecord): void {
+    const entry = this.byId.get(id);
+    if (entry) entry.record = record;
+  }
+
+  /** The run ended (saved, abandoned or failed to run). */
+  end(id: string): void {
+    this.byId.delete(id);
+  }
+
+  /** The record of an execution running in this process, as it stands now. */
+  record(id: string): ExecutionRecord | undefined {
+    return this.byId.get(id)?.record;
+  }
+
+  /** Summaries of the runs of this process not in the store yet (synchronous webhooks), for lists. */
+  summaries(filter: ExecutionFilter): ExecutionSummary[] {
+    const out: ExecutionSummary[] = [];
+    for (const { record: r, stored } of this.byId.values()) {
+      if (
+        stored ||
+        (filter.integration !== undefined && r.integration !== filter.integration) ||
+        (filter.status !== undefined && r.status !== filter.status)
+      )
+        continue;
+      out.push({
+        id: r.id,
+        integration: r.integration,
+        status: r.status,
+        test: r.test,
+        attempt: r.attempt,
+        queuedAt: r.queuedAt,
+        startedAt: r.startedAt,
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Commits a synchronous run that is still going (its caller is being answered before the end:
+   * an early `core.respond`, or the sync timeout), so a crash from now on resumes it like any
+   * accepted execution. No-op for executions already in the store.
+   */
+  async makeDurable(id: string): Promise<void> {
+    const entry = this.byId.get(id);
+    if (!entry || entry.stored) return;
+    entry.stored = true;
+    await this.store.saveExecution(entry.record, { stored: false });
+  }
+}

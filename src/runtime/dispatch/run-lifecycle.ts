@@ -1,0 +1,234 @@
+/**
+ * One execution's run, from the worker pool taking its job to its waiter being answered, in named
+ * steps: fail it if it keeps taking processes down (`failIfPoisoned`), mark it running (`begin`),
+ * run the engine (`execute`), save the final record (`saveFinal`, with the unsavable fallback of
+ * poison.ts) and answer whoever waits for it (`SyncWaiters.finish`).
+ */
+import type { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import { StorageUnavailableError } from '../../common/errors.js';
+import type { RuntimeServices } from '../../connectors/types.js';
+import type { CompiledIntegration } from '../../definition/types.js';
+import type { ExecutionRecord, LogEntry } from '../../engine/record.js';
+import { runExecution } from '../../engine/run.js';
+import { queuedRecord, runningRecord } from '../../store/common.js';
+import type { QueuedJob } from '../../store/queue.js';
+import type { NewExecution, Store } from '../../store/types.js';
+import type { IntegrationRegistry } from '../registry.js';
+import { type DispatcherLimits, maxInterruptions } from './limits.js';
+import type { LiveRuns } from './live-runs.js';
+import { interruptedTooOften, poisonRecord, unsavableRecord } from './poison.js';
+import type { SyncWaiter, SyncWaiters } from './sync-waiters.js';
+
+export interface DispatcherEvents {
+  /** Recorded `queued` (after the store's commit). */
+  queued: [NewExecution[]];
+  /** The second argument is the stored record as it was marked running. */
+  started: [QueuedJob, ExecutionRecord];
+  finished: [ExecutionRecord];
+  log: [LogEntry, ExecutionRecord];
+}
+
+export interface RunLifecycleOptions {
+  store: Store;
+  registry: IntegrationRegistry;
+  services: RuntimeServices;
+  env: NodeJS.ProcessEnv;
+  logger?: Logger;
+  live: LiveRuns;
+  waiters: SyncWaiters;
+  /** Where `started`, `log` and `finished` are emitted (the dispatcher). */
+  events: EventEmitter<DispatcherEvents>;
+  /** The dispatcher's limits (`maxInterruptions`: poison.ts). */
+  limits: DispatcherLimits;
+  /** True once shutdown gave up waiting: leftover runs must not write (WorkerPool.abandoned). */
+  abandoned: () => boolean;
+  /** `$state` for an execution (poll/appEvent triggers plug in here). */
+  stateFor?: (integration: string) => Promise<Record<string, unknown> | undefined>;
+}
+
+export class RunLifecycle {
+  private readonly store: Store;
+  private readonly registry: IntegrationRegistry;
+  private readonly services: RuntimeServices;
+  private readonly env: NodeJS.ProcessEnv;
+  private readonly logger?: Logger;
+  private readonly live: LiveRuns;
+  private readonly waiters: SyncWaiters;
+  private readonly events: EventEmitter<DispatcherEvents>;
+  private readonly limits: DispatcherLimits;
+  private readonly abandoned: () => boolean;
+  private readonly stateFor?: RunLifecycleOptions['stateFor'];
+
+  constructor(opts: RunLifecycleOptions) {
+    this.store = opts.store;
+    this.registry = opts.registry;
+    this.services = opts.services;
+    this.env = opts.env;
+    this.logger = opts.logger;
+    this.live = opts.live;
+    this.waiters = opts.waiters;
+    this.events = opts.events;
+    this.limits = opts.limits;
+    this.abandoned = opts.abandoned;
+    this.stateFor = opts.stateFor;
+  }
+
+  /** Resolves true when the run's final state was saved (or there was nothing to run). */
+  async run(job: QueuedJob, signal: AbortSignal): Promise<boolean> {
+    const log = this.logger?.child({ executionId: job.id, integration: job.integration });
+    let record: ExecutionRecord | undefined;
+    try {
+      if (await this.failIfPoisoned(job, log)) return true;
+      const stored = await this.begin(job);
+      if (!stored) {
+        log?.warn('queued execution vanished from the store (pruned?) or already finished; skipping');
+        return true;
+      }
+      this.live.start(job.id, stored, !job.local);
+      this.events.emit('started', job, stored);
+      // The version loaded now runs; a reload while the execution runs does not affect it.
+      const integration = this.registry.get(job.integration);
+      record = integration
+        ? await this.execute(job, integration, stored, this.waiters.get(job.id), (await this.stateFor?.(job.integration)) ?? undefined, signal, log)
+        : notLoadedRecord(job, stored);
+      if (this.abandoned()) return false;
+      this.showRunningUntilSaved(record);
+      record = await this.saveFinal(record, log);
+      log?.info({ status: record.status, attempt: record.attempt, durationMs: record.durationMs }, `execution ${record.status}`);
+      this.events.emit('finished', record);
+      return true;
+    } catch (err) {
+      if (this.abandoned()) return false;
+      log?.error({ err: (err as Error).message }, 'execution could not be run or saved');
+      record ??= unrunnableRecord(job, err as Error);
+      return false;
+    } finally {
+      this.live.end(job.id);
+      if (record && !this.abandoned()) this.waiters.finish(job.id, record);
+    }
+  }
+
+  /** A resumed execution that keeps taking processes down is failed instead of run (poison.ts). */
+  private async failIfPoisoned(job: QueuedJob, log: Logger | undefined): Promise<boolean> {
+    const prev = job.previous;
+    const limit = maxInterruptions(this.limits);
+    if (!prev || !interruptedTooOften(prev.status, prev.attempt, limit)) return false;
+    const stored = job.record ?? (await this.store.getExecution(job.id));
+    if (stored) await this.store.saveExecution(poisonRecord({ ...stored, attempt: prev.attempt }, limit), { stored: true });
+    log?.error({ attempt: prev.attempt }, 'the process stopped too often while this execution ran; marked failed, not resumed');
+    return true;
+  }
+
+  /**
+   * The record as the run starts: a synchronous run's from memory (no commit), one the queue's
+   * claim already marked running as claimed, else marked running in the store now.
+   */
+  private async begin(job: QueuedJob): Promise<ExecutionRecord | undefined> {
+    if (job.local) {
+      const now = new Date().toISOString();
+      return runningRecord(queuedRecord(job.local, now), job.attempt, now);
+    }
+    if (job.record) return job.record;
+    return this.store.markRunning(job.id, job.attempt);
+  }
+
+  /**
+   * Runs the engine. Not `async`: it hands back the engine's own promise (no second promise per
+   * execution on this hot path); `$state` is read by the caller.
+   */
+  private execute(
+    job: QueuedJob,
+    integration: CompiledIntegration,
+    stored: ExecutionRecord,
+    watcher: SyncWaiter | undefined,
+    state: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+    log: Logger | undefined,
+  ): Promise<ExecutionRecord> {
+    return runExecution({
+      integration,
+      trigger: stored.trigger,
+      services: this.services,
+      executionId: job.id,
+      attempt: job.attempt,
+      test: stored.test,
+      state,
+      env: this.env,
+      signal,
+      queuedAt: stored.queuedAt,
+      // Progress is shown from memory (liveRecord); the store gets the record when it ends:
+      // a crash resumes the execution from its start anyway (at-least-once).
+      onProgress: (r) => this.live.update(job.id, r),
+      onLog: (entry, r) => {
+        this.live.update(job.id, r);
+        this.events.emit('log', entry, r);
+        if (log && entry.level !== 'debug') log[entry.level]({ step: entry.step }, entry.message);
+      },
+      // The caller is told something before the end: the run must survive a crash from now on.
+      onResponse: watcher
+        ? (response) =>
+            void this.live
+              .makeDurable(job.id)
+              .catch((err: Error) => log?.warn({ err: err.message }, 'could not record the synchronous run before its early response'))
+              .then(() => watcher.resolveOutcome({ kind: 'response', response, executionId: job.id }))
+        : undefined,
+    });
+  }
+
+  /**
+   * The live entry holds the engine's record object, which now says how the run ended; until that
+   * is saved (and 'finished' emitted), readers see it still running, as the store has it.
+   */
+  private showRunningUntilSaved(record: ExecutionRecord): void {
+    const entry = this.live.get(record.id);
+    if (entry) entry.record = { ...record, status: 'running', finishedAt: undefined, durationMs: undefined };
+  }
+
+  /**
+   * Saves the finished record; when the record itself cannot be saved (too large to serialise,
+   * refused by the database), saves it as failed without its results instead, so it never stays
+   * `running` (and is not run again at every start). A store that is unavailable still throws.
+   * Resolves to the record as saved.
+   */
+  private async saveFinal(record: ExecutionRecord, log: Logger | undefined): Promise<ExecutionRecord> {
+    const stored = this.live.get(record.id)?.stored ?? true;
+    try {
+      await this.store.saveExecution(record, { stored });
+      return record;
+    } catch (err) {
+      if (err instanceof StorageUnavailableError) throw err;
+      const slim = unsavableRecord(record, err as Error);
+      log?.error({ err: (err as Error).message }, 'the execution record could not be saved; saving it as failed without its step results');
+      await this.store.saveExecution(slim, { stored });
+      return slim;
+    }
+  }
+}
+
+/** The record of an execution whose integration is not loaded (any more) when its turn comes. */
+function notLoadedRecord(job: QueuedJob, stored: ExecutionRecord): ExecutionRecord {
+  return {
+    ...stored,
+    status: 'failed',
+    attempt: job.attempt,
+    error: { message: `integration ${job.integration} is not loaded (removed, renamed or never valid); the execution cannot run` },
+    startedAt: stored.startedAt ?? new Date().toISOString(),
+    finishedAt: new Date().toISOString(),
+  };
+}
+
+/** What a waiting caller is told when the run failed before it had a record (the store refused it). */
+function unrunnableRecord(job: QueuedJob, err: Error): ExecutionRecord {
+  return {
+    id: job.id,
+    integration: job.integration,
+    status: 'failed',
+    test: false,
+    attempt: job.attempt,
+    trigger: undefined,
+    steps: [],
+    log: [],
+    error: { message: `execution could not be run: ${err.message}` },
+  };
+}
