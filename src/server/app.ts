@@ -33,7 +33,8 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
   });
 
   // What the internet may reach (surfaces.ts) answers with the public edge's headers (public-response.ts).
-  app.use('*', publicEdgeHeaders((path) => !isOperatorPath(path)));
+  const isEdge = (path: string) => !isOperatorPath(path);
+  app.use('*', publicEdgeHeaders(isEdge));
 
   const webhook = webhookHandler(runtime);
   app.all('/webhooks/*', webhook);
