@@ -35,6 +35,12 @@ export interface InputDecl {
   maximum?: number;
   /** Extra JSON Schema merged into the derived one (e.g. `items` of an array). */
   schema?: JsonSchema;
+  /**
+   * Syntax JSON Schema cannot say well, checked at load time (literal parts, at their line and
+   * column) and at run time (computed values): `httpHeaders` a map of HTTP header names to
+   * values, `httpHeaderValue` one header value (src/common/http-header-syntax.ts).
+   */
+  syntax?: 'httpHeaders' | 'httpHeaderValue';
 }
 
 /**

@@ -4,7 +4,8 @@
  * Expressions and env values are checked by the engine once they have a value.
  */
 import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
-import type { ActionDeclaration } from '../connectors/types.js';
+import { headerMapProblems, headerValueProblem } from '../common/http-header-syntax.js';
+import type { ActionDeclaration, InputDecl } from '../connectors/types.js';
 import { describeInput, inputSchema, inputSchemaKey } from './action-schema.js';
 import { inputValidators as generated } from './generated/input-validators.js';
 import type { ProblemSink } from './problems.js';
@@ -67,6 +68,10 @@ export function checkInputs(
       );
       continue;
     }
+    // Header names are known even when some values are expressions: checked at their own line.
+    for (const p of syntaxProblems(decl, value, (v) => !isDynamic(v))) {
+      problems.add(joinPointer(at, ...p.path), `input "${name}" of ${action.key}: ${p.problem}`, undefined, p.part);
+    }
     if (isDynamic(value)) continue;
     const checked = checkInputValue(action, name, value);
     if ('problem' in checked) problems.add(at, `input "${name}" of ${action.key} ${checked.problem}`);
@@ -103,6 +108,30 @@ export function checkInputValue(action: ActionDeclaration, name: string, value: 
   // A whole-value enum names the closest allowed value too, like every other enum mistake.
   if (decl.enum && !detail) return { problem: `must be ${describeInput(decl)}${enumGot(value, decl.enum)}` };
   return { problem: `must be ${describeInput(decl)}${detail}; got ${preview(value)}` };
+}
+
+/**
+ * What an input's declared `syntax` refuses in a value (HTTP header names and values: Node cannot
+ * send them, src/common/http-header-syntax.ts): each with the path below the input and whether it
+ * is about a key or a value. `isKnown` tells literal parts from those still to be computed.
+ */
+export function syntaxProblems(
+  decl: InputDecl,
+  value: unknown,
+  isKnown: (v: unknown) => boolean = () => true,
+): { path: string[]; part: 'key' | 'value'; problem: string }[] {
+  if (decl.syntax === 'httpHeaders' && value && typeof value === 'object' && !Array.isArray(value) && !isEnvValue(value)) {
+    return headerMapProblems(value as Record<string, unknown>, isKnown).map((p) => ({
+      path: [p.name],
+      part: p.part === 'name' ? 'key' : 'value',
+      problem: p.problem,
+    }));
+  }
+  if (decl.syntax === 'httpHeaderValue' && typeof value === 'string' && isKnown(value)) {
+    const problem = headerValueProblem(value);
+    if (problem) return [{ path: [], part: 'value', problem: `${JSON.stringify(value)} ${problem}` }];
+  }
+  return [];
 }
 
 function preview(value: unknown): string {

@@ -5,7 +5,7 @@
  */
 import { ActionError } from '../common/errors.js';
 import type { ActionDeclaration } from '../connectors/types.js';
-import { checkInputValue } from '../definition/input-checks.js';
+import { checkInputValue, syntaxProblems } from '../definition/input-checks.js';
 
 export function prepareInputs(action: ActionDeclaration, evaluated: unknown): Record<string, unknown> {
   const given = (evaluated && typeof evaluated === 'object' ? evaluated : {}) as Record<string, unknown>;
@@ -19,6 +19,8 @@ export function prepareInputs(action: ActionDeclaration, evaluated: unknown): Re
     }
     const checked = checkInputValue(action, name, value);
     if ('problem' in checked) throw new ActionError(`input "${name}" ${checked.problem}`, { code: 'invalid_input' });
+    const [bad] = syntaxProblems(decl, checked.value);
+    if (bad) throw new ActionError(`input "${name}": ${bad.problem}`, { code: 'invalid_input' });
     inputs[name] = checked.value;
   }
   for (const name of Object.keys(given)) {

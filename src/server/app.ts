@@ -9,6 +9,7 @@ import type { Metrics } from './metrics.js';
 import { oauthCallback } from './oauth.js';
 import { DEFAULT_OPERATOR_AUTH_SETTINGS, operatorAuth, type OperatorAuthSettings } from './operator-auth.js';
 import { isOperatorPath, servesPath } from './surfaces.js';
+import { publicEdgeHeaders } from './public-response.js';
 import type { AppEnv } from './types.js';
 import { webhookHandler } from './webhooks.js';
 
@@ -30,6 +31,10 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
     if (surface && !servesPath(surface, c.req.path)) return c.notFound();
     await next();
   });
+
+  // What the internet may reach (surfaces.ts) answers with the public edge's headers (public-response.ts).
+  const isEdge = (path: string) => !isOperatorPath(path);
+  app.use('*', publicEdgeHeaders(isEdge));
 
   const webhook = webhookHandler(runtime);
   app.all('/webhooks/*', webhook);

@@ -45,3 +45,43 @@ export async function readBody(incoming: IncomingMessage | undefined, fallback: 
     incoming.on('error', onError);
   });
 }
+
+/**
+ * How much of an unread request body is still read (and discarded) after an answer that closes
+ * the connection, such as the 413 of a body past `maxBodyBytes`. Closing a socket that still has
+ * unread bytes makes the kernel send a reset instead of a normal close, and a client still
+ * writing its body (Node's own fetch, undici) then sees `EPIPE` instead of the answer waiting in
+ * its receive buffer. Reading on for a bounded amount lets it finish writing and read the answer;
+ * the bounds keep a sender of an endless body from holding the connection.
+ */
+export const LINGER_MAX_BYTES = 8 * 1024 * 1024;
+export const LINGER_MAX_MS = 1000;
+
+/**
+ * Reads and discards the rest of a request body until it ends, the client goes away, or the
+ * bounds above are reached (then the caller closes the connection anyway). Resolves, never rejects.
+ */
+export function discardRest(incoming: IncomingMessage, maxBytes = LINGER_MAX_BYTES, maxMs = LINGER_MAX_MS): Promise<void> {
+  if (incoming.readableEnded || incoming.destroyed) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    let read = 0;
+    const done = () => {
+      clearTimeout(timer);
+      incoming.off('data', onData);
+      incoming.off('end', done);
+      incoming.off('close', done);
+      incoming.off('error', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      read += chunk.length;
+      if (read > maxBytes) done();
+    };
+    const timer = setTimeout(done, maxMs);
+    incoming.on('data', onData);
+    incoming.on('end', done);
+    incoming.on('close', done);
+    incoming.on('error', done);
+    incoming.resume();
+  });
+}

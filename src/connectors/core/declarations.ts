@@ -49,8 +49,8 @@ export const coreActions: readonly ActionDeclaration[] = [
     description: 'Sets the HTTP response of a synchronous webhook run; the run goes on.',
     inputs: {
       statusCode: { type: 'integer', minimum: 200, maximum: 599, default: 200 },
-      contentType: { type: 'string' },
-      headers: stringMap,
+      contentType: { type: 'string', syntax: 'httpHeaderValue' },
+      headers: { ...stringMap, syntax: 'httpHeaders' },
       body: { type: 'any' },
     },
   },

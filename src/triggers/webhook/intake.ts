@@ -17,7 +17,7 @@ import { bareScope } from '../../engine/connections.js';
 import { evaluateTemplate } from '../../engine/evaluate.js';
 import { verifyHmac } from './hmac.js';
 import type { IntakeLimits } from './limits.js';
-import { asyncWebhookResponse, executionJson, renderResponse, syncWebhookResponse, type RenderedResponse } from './response.js';
+import { asyncWebhookResponse, executionJson, type RenderedResponse, runResponse, syncWebhookResponse } from './response.js';
 import { buildWebhookTrigger, type WebhookUrls } from './trigger-data.js';
 
 /**
@@ -188,14 +188,41 @@ async function intake(
   }
   const execution: IntakeExecution = { id: executionId, integration: integration.name, trigger, test, attempt: 1, queuedAt: receivedAt };
   const response = options.response;
-  if (response.mode === 'sync') return syncRun(host, integration, execution, response.timeoutMs);
+  const answer =
+    response.mode === 'sync' ? await syncRun(host, integration, execution, response.timeoutMs) : await asyncRun(host, integration, execution);
+  noteDroppedHeaders(host, integration, answer);
+  // No body with HEAD (the answer says what GET would have sent, without sending it).
+  return method === 'HEAD' ? { ...answer, body: '' } : answer;
+}
 
-  await host.submit(execution);
+/**
+ * The async answer is decided before the execution is recorded: a custom response that fails to
+ * evaluate, or that cannot be sent (a header value such as `ż`, a name with a space), refuses the
+ * request with 500 and records nothing — a sender retries a 500, and a recorded execution would
+ * then run twice.
+ */
+async function asyncRun(host: WebhookIntakeHost, integration: CompiledIntegration, execution: IntakeExecution): Promise<RenderedResponse> {
+  const { id, test, queuedAt: receivedAt } = execution;
   // The same answer `hcm-runner test` checks: the custom response, or 200 {"executionId"}.
-  const answer = await asyncWebhookResponse(integration, trigger, { id: executionId, test, receivedAt }, host.env);
-  // The execution is recorded and will run; only the custom answer failed.
-  if (answer.error) host.logger?.warn({ executionId, integration: integration.name }, answer.error);
+  const answer = await asyncWebhookResponse(integration, execution.trigger, { id, test, receivedAt }, host.env);
+  if (answer.error) {
+    host.logger?.error({ integration: integration.name }, `${answer.error} (the request was refused; nothing was recorded)`);
+    return errorResponse(new HttpError(500, `${answer.error}; the request was refused and nothing was recorded`));
+  }
+  await host.submit(execution);
   return answer.response;
+}
+
+/** Framing headers an integration set are dropped on every answer; said once per integration version. */
+const droppedLogged = new WeakSet<CompiledIntegration>();
+
+function noteDroppedHeaders(host: WebhookIntakeHost, integration: CompiledIntegration, answer: RenderedResponse): void {
+  if (!answer.dropped || droppedLogged.has(integration)) return;
+  droppedLogged.add(integration);
+  host.logger?.warn(
+    { integration: integration.name, headers: answer.dropped },
+    `integration ${integration.name}: response headers ${answer.dropped.join(', ')} were dropped; the runner sets the message framing itself (this is said once)`,
+  );
 }
 
 async function readBody(body: IntakeRequest['body'], limit: number): Promise<Buffer> {
@@ -228,9 +255,10 @@ async function syncRun(
     const error = `integration ${integration.name}: the synchronous run did not finish within ${timeoutMs} ms; it continues in the background`;
     return executionJson(504, id, { error, executionId: id });
   }
-  if (outcome.kind === 'response') return renderResponse(outcome.response, { 'x-execution-id': id });
+  const unsendable = (error: string) => host.logger?.error({ executionId: id, integration: integration.name }, error);
+  if (outcome.kind === 'response') return runResponse(outcome.response, id, integration.name, unsendable);
   // The same rule `hcm-runner test` checks: what a step set, else 500 on failure, else 200 with the last results.
-  return syncWebhookResponse(outcome.record);
+  return syncWebhookResponse(outcome.record, unsendable);
 }
 
 function decodePath(p: string): string {

@@ -8,11 +8,14 @@ import type { HttpResponseSpec } from '../../connectors/types.js';
 import type { CompiledIntegration, ValueTemplate } from '../../definition/types.js';
 import { evaluateTemplate, type Scope } from '../../engine/evaluate.js';
 import { webhookOptionsOf } from '../registry.js';
+import { attachmentDisposition, sendableContentType, sendableHeaders, statusHasNoBody, UnsendableResponseError } from './response-security.js';
 
 export interface RenderedResponse {
   status: number;
   headers: Record<string, string>;
   body: string | Buffer;
+  /** Framing headers the integration set and that were dropped (logged once per integration). */
+  dropped?: string[];
 }
 
 /**
@@ -100,20 +103,27 @@ function toHeaders(v: unknown): Record<string, string> | undefined {
 
 /**
  * Spec → wire. Strings go out as text (text/plain unless a content type is given), binary values
- * as their bytes, everything else as JSON.
+ * as their bytes (a download: src/triggers/webhook/response-security.ts), everything else as
+ * JSON; 204 and 304 without a body. The integration's framing headers are dropped (`dropped`
+ * names them); a status, header or content type that cannot be sent throws
+ * `UnsendableResponseError`.
  */
 export function renderResponse(spec: HttpResponseSpec, extraHeaders: Record<string, string> = {}): RenderedResponse {
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(spec.headers ?? {})) headers[k.toLowerCase()] = String(v);
+  const status = spec.statusCode;
+  if (!Number.isInteger(status) || status < 200 || status > 599) {
+    throw new UnsendableResponseError(`the response status must be an HTTP status code 200–599, got ${JSON.stringify(status)}`);
+  }
+  const { headers, dropped } = sendableHeaders(spec.headers);
   Object.assign(headers, extraHeaders);
   let body: string | Buffer = '';
   let contentType = spec.contentType ?? headers['content-type'];
   const b = spec.body;
-  if (b === undefined || b === null) {
+  if (statusHasNoBody(status) || b === undefined || b === null) {
     body = '';
   } else if (isBinaryValue(b)) {
     body = Buffer.from(b.base64, 'base64');
     contentType ??= b.contentType;
+    headers['content-disposition'] = attachmentDisposition(headers['content-disposition']);
   } else if (typeof b === 'string') {
     body = b;
     contentType ??= 'text/plain; charset=utf-8';
@@ -121,8 +131,28 @@ export function renderResponse(spec: HttpResponseSpec, extraHeaders: Record<stri
     body = JSON.stringify(b);
     contentType ??= 'application/json';
   }
-  if (contentType) headers['content-type'] = contentType;
-  return { status: spec.statusCode, headers, body };
+  if (contentType) headers['content-type'] = sendableContentType(contentType);
+  return dropped.length > 0 ? { status, headers, body, dropped } : { status, headers, body };
+}
+
+/**
+ * The answer of a response a run set (core.respond, core.stop), or — when it cannot be sent —
+ * 500 `{error, executionId}` saying why (the run's own record says what it did).
+ */
+export function runResponse(
+  spec: HttpResponseSpec,
+  executionId: string,
+  integration: string,
+  onUnsendable?: (error: string) => void,
+): RenderedResponse {
+  try {
+    return renderResponse(spec, { 'x-execution-id': executionId });
+  } catch (err) {
+    if (!(err instanceof UnsendableResponseError)) throw err;
+    const error = `integration ${integration}: the response the run set cannot be sent: ${err.message}`;
+    onUnsendable?.(error);
+    return executionJson(500, executionId, { error, executionId });
+  }
 }
 
 /**
@@ -130,14 +160,18 @@ export function renderResponse(spec: HttpResponseSpec, extraHeaders: Record<stri
  * core.stop step set, else 500 `{error, executionId}` for a failed run, else 200 with the last
  * step's results as JSON.
  */
-export function syncWebhookResponse(record: {
-  id: string;
-  status: string;
-  response?: HttpResponseSpec;
-  error?: { message: string };
-  result?: unknown;
-}): RenderedResponse {
-  if (record.response) return renderResponse(record.response, { 'x-execution-id': record.id });
+export function syncWebhookResponse(
+  record: {
+    id: string;
+    integration: string;
+    status: string;
+    response?: HttpResponseSpec;
+    error?: { message: string };
+    result?: unknown;
+  },
+  onUnsendable?: (error: string) => void,
+): RenderedResponse {
+  if (record.response) return runResponse(record.response, record.id, record.integration, onUnsendable);
   if (record.status !== 'succeeded')
     return executionJson(500, record.id, { error: record.error?.message ?? 'the execution failed', executionId: record.id });
   return executionJson(200, record.id, record.result ?? null);

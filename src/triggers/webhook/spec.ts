@@ -5,7 +5,8 @@
  */
 import type { Options, TriggerCompileContext, TriggerSpec } from '../../definition/spec.js';
 import { defaultOf, enumValue, numberValue, objectSchema, stringValue } from '../../definition/spec.js';
-import type { CompiledTrigger, WebhookOptions, WebhookResponse } from '../../definition/types.js';
+import type { CompiledTrigger, ValueTemplate, WebhookOptions, WebhookResponse } from '../../definition/types.js';
+import { headerMapProblems, headerValueProblem } from '../../common/http-header-syntax.js';
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
 
@@ -100,6 +101,29 @@ function compileResponse(raw: unknown, ctx: TriggerCompileContext): WebhookRespo
   if (raw.timeoutMs !== undefined) ctx.problem('/trigger/response/timeoutMs', 'response.timeoutMs applies to sync mode only', 'key');
   const field = (k: string) => (raw[k] !== undefined ? ctx.template(raw[k], `/trigger/response/${k}`) : undefined);
   const custom = { statusCode: field('statusCode'), contentType: field('contentType'), headers: field('headers'), body: field('body') };
+  checkHeaderSyntax(custom.headers, custom.contentType, ctx);
   const any = Object.values(custom).some((v) => v !== undefined);
   return any ? { mode: 'async', custom } : { mode: 'async' };
+}
+
+/**
+ * Literal header names and values of a custom response that no HTTP message can carry are
+ * refused here, at their line and column; computed ones are checked per request, before the
+ * execution is recorded (src/triggers/webhook/response-security.ts).
+ */
+function checkHeaderSyntax(headers: ValueTemplate | undefined, contentType: ValueTemplate | undefined, ctx: TriggerCompileContext): void {
+  const known = (t: ValueTemplate) => (t.kind === 'literal' ? t.value : undefined);
+  let map: Record<string, unknown> | undefined;
+  if (headers?.kind === 'literal' && isObj(headers.value)) map = headers.value;
+  if (headers?.kind === 'object') map = Object.fromEntries(headers.entries.map(([k, t]) => [k, known(t)]));
+  for (const p of headerMapProblems(map ?? {})) {
+    ctx.problem(`/trigger/response/headers/${escapePointer(p.name)}`, p.problem, p.part === 'name' ? 'key' : 'value');
+  }
+  const type = contentType && known(contentType);
+  const typeProblem = typeof type === 'string' ? headerValueProblem(type) : undefined;
+  if (typeProblem) ctx.problem('/trigger/response/contentType', `response.contentType ${JSON.stringify(type)} ${typeProblem}`);
+}
+
+function escapePointer(segment: string): string {
+  return segment.replace(/~/g, '~0').replace(/\//g, '~1');
 }
