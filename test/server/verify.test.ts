@@ -142,6 +142,14 @@ describe('github', () => {
     await expectRun(await post('github', { 'x-hub-signature-256': await githubSign(GITHUB_SECRET, payload) }));
   });
 
+  it('the exact bytes are signed: a pretty-printed body with non-ASCII text and a final newline', async () => {
+    const raw = '{\n  "zen": "Keep it logically awesome — ✓",\n  "hook_id": 1\n}\n';
+    await expectRun(await post('github', { 'x-hub-signature-256': await githubSign(GITHUB_SECRET, raw) }, raw), {
+      zen: 'Keep it logically awesome — ✓',
+      hook_id: 1,
+    });
+  });
+
   it('bad and malformed signatures → 401, no execution', async () => {
     const sig = await githubSign(GITHUB_SECRET, payload);
     await expectRefusals('github', [
