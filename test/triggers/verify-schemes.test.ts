@@ -7,6 +7,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { loadText } from '../../src/definition/load.js';
 import type { VerifyOptions } from '../../src/definition/types.js';
@@ -199,6 +200,36 @@ describe('hostile headers: refused, and bounded', () => {
     refused(check('stripe', 'whsec_s', { 'stripe-signature': `t=${nowS},${Array(10_000).fill('v1=ab').join(',')}` }), /longer than/);
     refused(check('github', 's', { 'x-hub-signature-256': `sha256=${'a'.repeat(1 << 20)}` }), /longer than/);
     refused(sw(good, { 'webhook-id': 'x'.repeat(MAX_HEADER_CHARS + 1) }), /longer than/);
+  });
+
+  it('arbitrary header values never throw and never pass (property)', () => {
+    const names = [
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+      'stripe-signature',
+      'x-hub-signature-256',
+      'x-slack-signature',
+      'x-slack-request-timestamp',
+    ];
+    // Values built from the pieces real headers are made of, so the parsers get past their first checks.
+    const piece = fc.oneof(
+      fc.constantFrom('v1,', 'v1=', 'v0=', 't=', 'sha256=', ',', ' ', '=', String(nowS), good.slice(3), '0'.repeat(64)),
+      fc.string({ maxLength: 20 }),
+    );
+    const value = fc.array(piece, { maxLength: 12 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...(Object.keys(signatureSchemes) as Scheme[])),
+        fc.dictionary(fc.constantFrom(...names), value),
+        (scheme, headers) => {
+          const r = check(scheme, swSecret, headers);
+          expect(r.ok).toBe(false);
+          expect(typeof (r as { reason: string }).reason).toBe('string');
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 
   it('a header named like an Object.prototype key is just missing', () => {
