@@ -4,6 +4,7 @@
  * that only agrees with itself fails here. The same schemes over HTTP: test/server/verify.test.ts.
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { sign as githubSign } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import Stripe from 'stripe';
@@ -274,6 +275,19 @@ describe('compile', () => {
     );
     expect(r.problems).toEqual([]);
     expect((r.integration!.trigger as { verify: VerifyOptions }).verify.scheme).toBe('github');
+  });
+});
+
+describe('docs/triggers.md "Signature schemes"', () => {
+  it('every YAML example validates (trigger fragments with a name and a step added)', () => {
+    const text = readFileSync(new URL('../../docs/triggers.md', import.meta.url), 'utf8');
+    const section = text.slice(text.indexOf('## Signature schemes'), text.indexOf('## Hot reload'));
+    const examples = [...section.matchAll(/^```yaml\n([\s\S]*?)^```/gm)].map((m) => m[1]!);
+    expect(examples.length).toBeGreaterThanOrEqual(5);
+    for (const yaml of examples) {
+      const file = yaml.includes('\nsteps:') ? yaml : `name: doc-example\n${yaml}steps: [{ id: a, action: core.log, inputs: { message: x } }]\n`;
+      expect(loadText('doc.yaml', file).problems, yaml).toEqual([]);
+    }
   });
 });
 
