@@ -110,6 +110,23 @@ describe('standard-webhooks', () => {
   });
 });
 
+describe('listening mode', () => {
+  it('a refused test-URL request leaves no capture; an accepted one does', async () => {
+    expect((await s.api('POST', '/integrations/github/listen')).status).toBe(200);
+    try {
+      const url = s.urls('github').test;
+      const send = async (signature: string) =>
+        fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature }, body: payload });
+      expect((await send(await githubSign('wrong secret', payload))).status).toBe(401);
+      expect((await s.api('GET', '/integrations/github/captures')).body).toEqual([]);
+      expect((await send(await githubSign(GITHUB_SECRET, payload))).status).toBe(200);
+      expect((await s.api('GET', '/integrations/github/captures')).body).toHaveLength(1);
+    } finally {
+      await s.api('DELETE', '/integrations/github/listen');
+    }
+  });
+});
+
 describe('stripe', () => {
   const header = (timestamp = nowS(), secret = STRIPE_SECRET) => stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp });
 
