@@ -46,6 +46,14 @@ export interface HmacOptions {
   prefix: string;
 }
 
+/** `verify:` — a sender's own signature scheme (src/triggers/webhook/verify/). */
+export interface VerifyOptions {
+  scheme: 'standard-webhooks' | 'stripe' | 'github' | 'slack';
+  secret: ValueTemplate;
+  /** Timestamped schemes: how far a signature's time may be from the receiver's clock. */
+  toleranceMs: number;
+}
+
 /** Custom async response: each field literal or an expression, or one expression for all. */
 export type WebhookResponse =
   | { mode: 'async'; custom?: { statusCode?: ValueTemplate; contentType?: ValueTemplate; headers?: ValueTemplate; body?: ValueTemplate } }
@@ -56,6 +64,7 @@ export interface WebhookOptions {
   methods: string[];
   maxBodyBytes: number;
   hmac?: HmacOptions;
+  verify?: VerifyOptions;
   response: WebhookResponse;
 }
 

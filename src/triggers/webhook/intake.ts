@@ -12,10 +12,11 @@ import { randomUUID } from 'node:crypto';
 import { newExecutionId } from '../../common/ids.js';
 import { errorResponse, HttpError, httpErrorOf, StorageUnavailableError } from '../../common/errors.js';
 import type { HttpResponseSpec } from '../../connectors/types.js';
-import type { CompiledIntegration, WebhookOptions } from '../../definition/types.js';
+import type { CompiledIntegration, ValueTemplate, WebhookOptions } from '../../definition/types.js';
 import { bareScope } from '../../engine/connections.js';
 import { evaluateTemplate } from '../../engine/evaluate.js';
 import { verifyHmac } from './hmac.js';
+import { verifySignature } from './verify/index.js';
 import type { IntakeLimits } from './limits.js';
 import { asyncWebhookResponse, executionJson, type RenderedResponse, runResponse, syncWebhookResponse } from './response.js';
 import { buildWebhookTrigger, type WebhookUrls } from './trigger-data.js';
@@ -171,8 +172,23 @@ async function intake(
 
   const rawBody = await readBody(req.body, options.maxBodyBytes);
   if (options.hmac) {
-    const check = verifyHmac(options.hmac, await signingSecret(host, integration, options.hmac), rawBody, req.headers);
+    const check = verifyHmac(options.hmac, await signingSecret(host, integration, options.hmac.secret), rawBody, req.headers);
     if (!check.ok) throw new HttpError(401, `request signature rejected: ${check.reason}`);
+  }
+  if (options.verify) {
+    const check = verifySignature(options.verify, await signingSecret(host, integration, options.verify.secret), rawBody, req.headers, Date.now());
+    if ('unusableSecret' in check) {
+      host.logger?.error({ integration: integration.name, err: check.unusableSecret }, 'webhook signing secret unusable');
+      throw new HttpError(500, 'the webhook signing secret is not configured correctly on the runner');
+    }
+    if (!check.ok) {
+      // The reason helps the operator; the caller learns nothing that would help forge a signature.
+      host.logger?.warn(
+        { integration: integration.name, scheme: options.verify.scheme, reason: check.reason, remote: req.remoteAddress },
+        'webhook signature rejected',
+      );
+      throw new HttpError(401, 'request signature rejected');
+    }
   }
 
   const executionId = newExecutionId();
@@ -270,15 +286,16 @@ function decodePath(p: string): string {
 }
 
 /**
- * The HMAC secret of an integration version, read once (a reload compiles a new version). An
- * empty secret is refused like a missing one: with an empty key anybody could sign requests.
+ * A signing secret (`hmac.secret`, `verify.secret`) of an integration version, read once: the
+ * template belongs to one compiled version (a reload compiles a new one). An empty secret is
+ * refused like a missing one: with an empty key anybody could sign requests.
  */
-const signingSecrets = new WeakMap<CompiledIntegration, string>();
+const signingSecrets = new WeakMap<ValueTemplate, string>();
 
-async function signingSecret(host: WebhookIntakeHost, integration: CompiledIntegration, hmac: NonNullable<WebhookOptions['hmac']>): Promise<string> {
-  let secret = signingSecrets.get(integration);
+async function signingSecret(host: WebhookIntakeHost, integration: CompiledIntegration, template: ValueTemplate): Promise<string> {
+  let secret = signingSecrets.get(template);
   if (secret === undefined) {
-    const value = await evaluateTemplate(hmac.secret, bareScope(host.env)).catch((err: Error) => {
+    const value = await evaluateTemplate(template, bareScope(host.env)).catch((err: Error) => {
       host.logger?.error({ integration: integration.name, err: err.message }, 'webhook signing secret unavailable');
       return undefined;
     });
@@ -286,7 +303,7 @@ async function signingSecret(host: WebhookIntakeHost, integration: CompiledInteg
       throw new HttpError(500, 'the webhook signing secret is not configured on the runner (it is unset or empty)');
     }
     secret = value;
-    signingSecrets.set(integration, secret);
+    signingSecrets.set(template, secret);
   }
   return secret;
 }

@@ -3,9 +3,10 @@
  * the compile step. appEvent triggers take the same keys (`webhookOptions`, `compileWebhookOptions`).
  * Spec-only: imports nothing that runs (see definition/spec.ts).
  */
+import { parseDuration } from '../../common/duration.js';
 import type { Options, TriggerCompileContext, TriggerSpec } from '../../definition/spec.js';
 import { defaultOf, enumValue, numberValue, objectSchema, stringValue } from '../../definition/spec.js';
-import type { CompiledTrigger, ValueTemplate, WebhookOptions, WebhookResponse } from '../../definition/types.js';
+import type { CompiledTrigger, ValueTemplate, VerifyOptions, WebhookOptions, WebhookResponse } from '../../definition/types.js';
 import { headerMapProblems, headerValueProblem } from '../../common/http-header-syntax.js';
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -16,6 +17,20 @@ export const hmacOptions: Options = {
   algorithm: { schema: { enum: ['sha1', 'sha256', 'sha384', 'sha512'] }, default: 'sha256' },
   encoding: { schema: { enum: ['hex', 'base64'] }, default: 'hex' },
   prefix: { schema: { type: 'string' }, default: '' },
+};
+
+export const verifyOptions: Options = {
+  scheme: {
+    schema: { enum: ['standard-webhooks', 'stripe', 'github', 'slack'] },
+    description:
+      "The sender's scheme: standard-webhooks (webhook-signature), stripe (Stripe-Signature), github (X-Hub-Signature-256), slack (X-Slack-Signature).",
+  },
+  secret: { schema: { $ref: '#/$defs/stringValue' }, description: 'The signing secret as the sender shows it (standard-webhooks: whsec_<base64>).' },
+  tolerance: {
+    schema: { $ref: '#/$defs/duration' },
+    default: '5m',
+    description: 'standard-webhooks, stripe, slack: a request signed longer ago, or further ahead, than this answers 401.',
+  },
 };
 
 export const responseOptions: Options = {
@@ -49,6 +64,10 @@ export const webhookOptions: Options = {
     description: 'Largest request body accepted (413 above).',
   },
   hmac: { schema: objectSchema(hmacOptions, ['secret']), description: 'Verify an HMAC signature of the raw body; a mismatch answers 401.' },
+  verify: {
+    schema: objectSchema(verifyOptions, ['scheme', 'secret']),
+    description: "Verify the sender's own signature scheme over the raw body (instead of, or as well as, hmac); any failure answers 401.",
+  },
   response: {
     schema: {
       'x-expect': 'a response object {mode, statusCode, contentType, headers, body} or one expression {% … %}',
@@ -82,7 +101,22 @@ export function compileWebhookOptions(raw: Record<string, unknown>, ctx: Trigger
           prefix: stringValue(hmac, hmacOptions, 'prefix'),
         }
       : undefined,
+    verify: isObj(raw.verify) ? compileVerify(raw.verify, ctx) : undefined,
     response: compileResponse(raw.response, ctx),
+  };
+}
+
+function compileVerify(raw: Record<string, unknown>, ctx: TriggerCompileContext): VerifyOptions | undefined {
+  // An unknown or missing scheme was reported by the schema (the enum lists the schemes).
+  if (!(verifyOptions.scheme!.schema.enum as unknown[]).includes(raw.scheme)) return undefined;
+  const tolerance = stringValue(raw, verifyOptions, 'tolerance');
+  const toleranceMs = parseDuration(tolerance);
+  // A malformed duration was reported by the schema; here only "0s" and the like remain.
+  if (toleranceMs === undefined) ctx.problem('/trigger/verify/tolerance', `"${tolerance}" is not a tolerance; write e.g. 30s or 5m (more than 0)`);
+  return {
+    scheme: raw.scheme as VerifyOptions['scheme'],
+    secret: ctx.template(raw.secret, '/trigger/verify/secret'),
+    toleranceMs: toleranceMs ?? parseDuration(defaultOf<string>(verifyOptions, 'tolerance'))!,
   };
 }
 

@@ -14,7 +14,7 @@ type WebhookLike = Extract<CompiledTrigger, WebhookOptions>;
 /** What every trigger that takes requests at /webhooks/<token> shares. */
 export const webhookLike = {
   webhook: { options: (t: WebhookLike): WebhookOptions => t },
-  evaluates: (t: WebhookLike) => ({ values: t.hmac ? [t.hmac.secret] : [], steps: [] }),
+  evaluates: (t: WebhookLike) => ({ values: [t.hmac?.secret, t.verify?.secret].filter((v) => v !== undefined), steps: [] }),
   /** The payload as a JSON request body. */
   manualTrigger: (_t: WebhookLike, payload: unknown, ctx: ManualRunContext) => ({
     body: { data: payload ?? {}, contentType: 'application/json' },
@@ -26,8 +26,13 @@ export const webhookLike = {
     executionId: ctx.executionId ?? newExecutionId(),
     receivedAt: ctx.now,
   }),
-  summary: (t: WebhookLike) => ({ methods: t.methods, response: t.response.mode, ...(t.hmac ? { signatureHeader: t.hmac.header } : {}) }),
-  labels: { methods: 'Methods', response: 'Response', signatureHeader: 'Signature header' },
+  summary: (t: WebhookLike) => ({
+    methods: t.methods,
+    response: t.response.mode,
+    ...(t.hmac ? { signatureHeader: t.hmac.header } : {}),
+    ...(t.verify ? { signatureScheme: t.verify.scheme } : {}),
+  }),
+  labels: { methods: 'Methods', response: 'Response', signatureHeader: 'Signature header', signatureScheme: 'Signature scheme' },
   caseKeys: (t: WebhookLike) => ({ keys: ['body', 'headers', 'query', 'pathFragment', 'method'], what: `a ${t.type} trigger` }),
   /** A case is a request that goes through the same mapping `serve` uses. */
   testing: (): Promise<TriggerTesting<WebhookLike>> => import('./test-case.js').then((m) => m.webhookTesting),
