@@ -107,6 +107,13 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   DROP INDEX ${s}.executions_finished;
   CREATE INDEX executions_finished ON ${s}.executions (finished_at) WHERE finished_at IS NOT NULL;
   `,
+  // 5: bounded listening-mode captures (src/store/captures.ts): the full size, whether the stored
+  // trigger was cut, the trigger cut for lists, and a summary for the live stream and the console.
+  (s) => `
+  ALTER TABLE ${s}.captures ADD COLUMN size BIGINT NOT NULL DEFAULT 0, ADD COLUMN truncated BOOLEAN NOT NULL DEFAULT FALSE,
+    ADD COLUMN preview JSON, ADD COLUMN summary JSON;
+  UPDATE ${s}.captures SET size = octet_length(trigger::text);
+  `,
 ];
 
 export function quoteIdent(name: string): string {

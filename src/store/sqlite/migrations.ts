@@ -92,6 +92,15 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX executions_finished;
   CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
   `,
+  // 3: bounded listening-mode captures (src/store/captures.ts): the full size, whether the stored
+  // trigger was cut, the trigger cut for lists, and a summary for the live stream and the console.
+  `
+  ALTER TABLE captures ADD COLUMN size INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE captures ADD COLUMN truncated INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE captures ADD COLUMN preview TEXT;
+  ALTER TABLE captures ADD COLUMN summary TEXT;
+  UPDATE captures SET size = length(CAST(trigger AS BLOB));
+  `,
 ];
 
 export function migrate(db: Database.Database): number {
