@@ -11,6 +11,7 @@ import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { openStore } from '../store/open.js';
 import type { QueueOptions } from '../store/queue.js';
+import type { CaptureBounds } from '../store/captures.js';
 import type { Store } from '../store/types.js';
 import type { DispatcherLimits } from '../runtime/dispatcher.js';
 import type { ExecutionQueue } from '../runtime/queue.js';
@@ -69,6 +70,12 @@ export interface ServerOptions {
   maxFormParts?: number;
   /** Header names redacted in `$trigger.headers` besides the built-in list (default HCM_RUNNER_REDACT_HEADERS). */
   redactHeaders?: string[];
+  /**
+   * Listening-mode captures: bytes of `$trigger` JSON stored per capture (default
+   * HCM_RUNNER_CAPTURE_MAX_BYTES, else 256 KiB) and captures kept per integration (default
+   * HCM_RUNNER_CAPTURE_KEEP, else 50).
+   */
+  captures?: CaptureBounds;
 }
 
 export interface RunningServer {
@@ -100,6 +107,10 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     maxFormParts: opts.maxFormParts ?? positiveIntEnv(env, 'HCM_RUNNER_MAX_FORM_PARTS'),
     redactHeaders: opts.redactHeaders ?? parseHeaderList(env.HCM_RUNNER_REDACT_HEADERS),
   });
+  const captures: CaptureBounds = {
+    maxBytes: opts.captures?.maxBytes ?? positiveIntEnv(env, 'HCM_RUNNER_CAPTURE_MAX_BYTES'),
+    keep: opts.captures?.keep ?? positiveIntEnv(env, 'HCM_RUNNER_CAPTURE_KEEP'),
+  };
   let logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');
   const host = opts.host ?? '127.0.0.1';
   const store = opts.store ?? (await openStore({ dataDir: resolve(opts.dataDir ?? 'data'), databaseUrl: opts.databaseUrl, secret: opts.secret }));
@@ -156,6 +167,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     queue,
     allowPrivateNetwork,
     intake,
+    captures,
   });
   const metrics = createMetrics(runtime);
   const app = createApp(runtime, { adminToken, metrics });

@@ -151,7 +151,8 @@ describe('an integration', () => {
     await captured.getByRole('button', { name: 'Save as payload' }).click();
     const saved = page.getByRole('table', { name: 'Saved payloads' }).getByRole('row').filter({ hasText: 'Employee_ID=21002' });
     await saved.waitFor();
-    await saved.getByRole('button', { name: 'Run', exact: true }).click();
+    const payloadName = (await saved.getByRole('cell').first().textContent())!;
+    await saved.getByRole('button', { name: `Run payload ${payloadName}`, exact: true }).click();
     await page.waitForURL(/\/console\/executions\/[0-9a-f-]{36}$/);
     await page
       .getByRole('table', { name: 'Step timeline' })
