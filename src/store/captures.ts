@@ -41,56 +41,83 @@ export interface CaptureColumns {
 export function captureColumns(capture: Capture, maxBytes = DEFAULT_CAPTURE_MAX_BYTES): { columns: CaptureColumns; summary: CaptureSummary } {
   const text = triggerJson(capture.trigger);
   const size = Buffer.byteLength(text);
-  const stored = size <= maxBytes ? text : cutTrigger(capture.trigger, text, size, maxBytes);
-  const storedBytes = stored === text ? size : Buffer.byteLength(stored);
-  const preview = storedBytes <= CAPTURE_LIST_BYTES ? null : cutTrigger(capture.trigger, text, size, CAPTURE_LIST_BYTES);
+  // The body's text is made once (a large body is serialised again only here) and only when cut.
+  let body: BodyText | undefined | null = null;
+  const bodyText = () => (body === null ? (body = bodyTextOf(capture.trigger)) : body);
+  const stored = size <= maxBytes ? text : cutTrigger(capture.trigger, bodyText(), text, size, maxBytes);
+  const truncated = stored !== text;
+  const storedBytes = truncated ? Buffer.byteLength(stored) : size;
+  const preview = storedBytes <= CAPTURE_LIST_BYTES ? null : cutTrigger(capture.trigger, bodyText(), text, size, CAPTURE_LIST_BYTES);
   const fields = summaryFields(capture.trigger);
-  const summary: CaptureSummary = {
-    id: capture.id,
-    integration: capture.integration,
-    receivedAt: capture.receivedAt,
-    size,
-    truncated: stored !== text,
-    ...fields,
-  };
-  return { columns: { trigger: stored, preview, summary: JSON.stringify(fields), size, truncated: stored !== text }, summary };
+  const summary: CaptureSummary = { id: capture.id, integration: capture.integration, receivedAt: capture.receivedAt, size, truncated, ...fields };
+  return { columns: { trigger: stored, preview, summary: JSON.stringify(fields), size, truncated }, summary };
 }
 
+type SummaryFields = Omit<CaptureSummary, 'id' | 'integration' | 'receivedAt' | 'size' | 'truncated'>;
+
 /** The summary fields of a trigger (for rows stored before summaries existed, too). */
-export function summaryFields(trigger: unknown): Omit<CaptureSummary, 'id' | 'integration' | 'receivedAt' | 'size' | 'truncated'> {
+export function summaryFields(trigger: unknown): SummaryFields {
   const t = (trigger && typeof trigger === 'object' ? trigger : {}) as Record<string, unknown>;
-  const out: ReturnType<typeof summaryFields> = { preview: '' };
+  const out: SummaryFields = { preview: '' };
   if (typeof t.method === 'string') out.method = t.method;
   if (typeof t.pathFragment === 'string') out.path = `/${t.pathFragment}${queryString(t.queryParameters)}`;
   const body = (t.body ?? t.rawBody) as { data?: unknown; contentType?: unknown; preview?: unknown } | undefined;
   if (body && typeof body === 'object') {
     if (typeof body.contentType === 'string') out.contentType = body.contentType;
     const data = 'data' in body ? body.data : body.preview;
-    out.preview = oneLine(typeof data === 'string' && t.rawBody ? data : (JSON.stringify(data) ?? ''));
+    out.preview = oneLine(typeof data === 'string' && t.rawBody ? data : jsonHead(data, SUMMARY_PREVIEW_CHARS * 4));
   } else if (typeof t.method !== 'string') {
-    out.preview = oneLine(triggerJson(trigger));
+    out.preview = oneLine(jsonHead(trigger, SUMMARY_PREVIEW_CHARS * 4));
   }
   return out;
 }
 
+/** The start of a value's JSON text: a long string is cut before it is serialised. */
+function jsonHead(value: unknown, chars: number): string {
+  if (typeof value === 'string' && value.length > chars) return JSON.stringify(value.slice(0, chars));
+  if (value && typeof value === 'object' && !Array.isArray(value)) {
+    // `{"k":"<huge string>"}`: serialise the object with each long string cut.
+    const cut: Record<string, unknown> = {};
+    let length = 0;
+    for (const [k, v] of Object.entries(value)) {
+      if (length > chars) break;
+      cut[k] = typeof v === 'string' && v.length > chars ? v.slice(0, chars) : v;
+      length += k.length + (typeof v === 'string' ? Math.min(v.length, chars) : 16);
+    }
+    return (JSON.stringify(cut) ?? '').slice(0, chars);
+  }
+  return (JSON.stringify(value) ?? '').slice(0, chars);
+}
+
+interface BodyText {
+  key: 'body' | 'rawBody';
+  /** The body's data as text: a raw body's own string, else its JSON. */
+  data: string;
+}
+
+function bodyTextOf(trigger: unknown): BodyText | undefined {
+  if (!trigger || typeof trigger !== 'object' || Array.isArray(trigger)) return undefined;
+  const t = trigger as Record<string, unknown>;
+  const key = 'body' in t ? 'body' : 'rawBody' in t ? 'rawBody' : undefined;
+  if (!key) return undefined;
+  const data = (t[key] as { data?: unknown } | undefined)?.data;
+  return { key, data: key === 'rawBody' && typeof data === 'string' ? data : (JSON.stringify(data) ?? '') };
+}
+
 /**
  * The trigger's JSON cut to at most `maxBytes`: the body (`body` or `rawBody`) becomes
- * `{contentType, truncated: true, size, preview}` with as much of its JSON text as fits; when even
- * the rest is too large, the whole trigger becomes `{truncated: true, size, preview}`.
+ * `{contentType, truncated: true, size, preview}` with as much of its text as fits; when even the
+ * rest is too large, the whole trigger becomes `{truncated: true, size, preview}`.
  */
-function cutTrigger(trigger: unknown, text: string, size: number, maxBytes: number): string {
-  if (trigger && typeof trigger === 'object' && !Array.isArray(trigger)) {
+function cutTrigger(trigger: unknown, body: BodyText | undefined, text: string, size: number, maxBytes: number): string {
+  if (body) {
     const t = trigger as Record<string, unknown>;
-    const key = 'body' in t ? 'body' : 'rawBody' in t ? 'rawBody' : undefined;
-    if (key) {
-      const body = (t[key] ?? {}) as { data?: unknown; contentType?: unknown };
-      const data = key === 'rawBody' && typeof body.data === 'string' ? body.data : (JSON.stringify(body.data) ?? '');
-      const shell = { ...t, [key]: { contentType: body.contentType, truncated: true, size: Buffer.byteLength(data), preview: '' } };
-      const room = maxBytes - Buffer.byteLength(JSON.stringify(shell));
-      if (room > 0) {
-        (shell[key] as { preview: string }).preview = headOf(data, room);
-        return JSON.stringify(shell);
-      }
+    const contentType = (t[body.key] as { contentType?: unknown } | undefined)?.contentType;
+    const shell = { ...t, [body.key]: { contentType, truncated: true, size: Buffer.byteLength(body.data), preview: '' } };
+    const room = maxBytes - Buffer.byteLength(JSON.stringify(shell));
+    if (room > 0) {
+      (shell[body.key] as { preview: string }).preview = headOf(body.data, room);
+      return JSON.stringify(shell);
     }
   }
   const shell = { truncated: true, size, preview: '' };
@@ -99,23 +126,20 @@ function cutTrigger(trigger: unknown, text: string, size: number, maxBytes: numb
 }
 
 /**
- * The longest start of `text` whose JSON string form takes at most `room` bytes. Escapes (a quote,
- * a control character) and multi-byte characters take more than one byte, so the cut is measured
- * on the encoded form, not guessed.
+ * A start of `text` whose JSON string form takes at most `room` bytes. Escapes and multi-byte
+ * characters take more than one byte each, so the cut is measured on the encoded form and shrunk
+ * in proportion until it fits (one or two tries: each shrinks by the measured ratio).
  */
 function headOf(text: string, room: number): string {
-  let lo = 0;
-  let hi = Math.min(text.length, room);
-  const fits = (n: number) => Buffer.byteLength(JSON.stringify(text.slice(0, n))) - 2 <= room;
-  if (fits(hi)) return text.slice(0, hi);
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (fits(mid)) lo = mid;
-    else hi = mid - 1;
+  let n = Math.min(text.length, room);
+  for (;;) {
+    // Never end on half of a surrogate pair.
+    const code = text.charCodeAt(n - 1);
+    if (n > 0 && code >= 0xd800 && code <= 0xdbff) n--;
+    const bytes = Buffer.byteLength(JSON.stringify(text.slice(0, n))) - 2;
+    if (bytes <= room) return text.slice(0, n);
+    n = Math.floor((n * room) / bytes);
   }
-  // Never end on half of a surrogate pair.
-  const code = text.charCodeAt(lo - 1);
-  return text.slice(0, code >= 0xd800 && code <= 0xdbff ? lo - 1 : lo);
 }
 
 function oneLine(text: string): string {
