@@ -3,9 +3,9 @@
  * integration's test URL made its console page take seconds to render and `/healthz` stall for
  * seconds while the page was open, re-reading every capture on every event). A real `serve` child
  * process, its integration's page open in Chromium (live over the capture stream), 20 × 6 MiB
- * captures sent, and `/healthz` probed all along: its worst answer stays far below a second.
- * The bound (500 ms) is generous: a stalled server took 5–7 s.
+ * captures sent, and `/healthz` probed all along from a process of its own.
  */
+import { spawn } from 'node:child_process';
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
@@ -22,7 +22,29 @@ afterAll(async () => {
   for (const f of cleanups) await f();
 });
 
-const WORST_HEALTHZ_MS = 500;
+/**
+ * Generous on purpose: on an idle machine the worst answer is a few hundred ms (the issue's target
+ * is 500 ms, met there). On a shared 2-core machine at load 16–24, the same run measured 0.4–1.2 s
+ * — and 0.7–0.9 s with listening off and no page open, the cost of recording 6 MiB executions
+ * alone. Before the captures were bounded, /healthz stalled 5–7 s on an idle machine and the run
+ * did not finish within 10 minutes on the loaded one.
+ */
+const WORST_HEALTHZ_MS = 2500;
+
+/** GET the URL back to back (20 ms apart), printing each answer's time in ms, one per line. */
+const PROBER = `
+const url = process.argv[1];
+let stop = false;
+process.on('SIGTERM', () => (stop = true));
+(async () => {
+  while (!stop) {
+    const started = performance.now();
+    await (await fetch(url)).text();
+    process.stdout.write((performance.now() - started).toFixed(1) + '\\n');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+})();
+`;
 
 describe('a flood of large captures', () => {
   it('/healthz stays responsive while 20 × 6 MiB captures arrive with the page open', { timeout: 240_000 }, async () => {
@@ -49,18 +71,12 @@ describe('a flood of large captures', () => {
     await page.goto('/console/integrations/sink');
     await page.waitForFunction(() => document.documentElement.dataset.live === 'open');
 
-    // Probe /healthz back to back while the captures arrive.
-    let probing = true;
-    const latencies: number[] = [];
-    const prober = (async () => {
-      while (probing) {
-        const started = performance.now();
-        const res = await fetch(`${base}/healthz`);
-        await res.text();
-        latencies.push(performance.now() - started);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+    // Probe /healthz back to back while the captures arrive, from a process of its own (what it
+    // measures is the server, not this test's own work of sending and driving the browser).
+    const prober = spawn(process.execPath, ['-e', PROBER, `${base}/healthz`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let probes = '';
+    prober.stdout!.on('data', (d) => (probes += d));
+    await poll(async () => (probes.includes('\n') ? true : undefined));
 
     // 6 MiB bodies (the webhook's default maxBodyBytes), two senders at a time.
     const body = Buffer.from(JSON.stringify({ blob: 'x'.repeat(6 * 1024 * 1024 - 64) }));
@@ -78,8 +94,9 @@ describe('a flood of large captures', () => {
     await page.locator('#captures tr[data-capture-id]').nth(19).waitFor({ timeout: 60_000 });
     // Let the page's last refreshes run while still probing.
     await new Promise((r) => setTimeout(r, 1000));
-    probing = false;
-    await prober;
+    prober.kill('SIGTERM');
+    await new Promise((r) => prober.once('close', r));
+    const latencies = probes.trim().split('\n').map(Number);
 
     const summaries = await api('GET', '/integrations/sink/captures?summary=true&limit=50');
     expect(summaries).toHaveLength(20);
