@@ -47,7 +47,9 @@ Runs the runtime: webhook URLs, schedules and polls, the admin API, health and m
 Environment: HCM_RUNNER_ADMIN_TOKEN (admin API bearer token; when unset, one is created once into
 DIR/admin-token of --data, mode 0600, and reused), HCM_RUNNER_LOG_FORMAT (json or pretty; default
 pretty when stdout is a terminal),
-HCM_RUNNER_SECRET, HCM_RUNNER_PUBLIC_URL, HCM_RUNNER_LOG_LEVEL, HCM_RUNNER_SHUTDOWN_GRACE_MS;
+HCM_RUNNER_SECRET, HCM_RUNNER_PUBLIC_URL, HCM_RUNNER_LOG_LEVEL, HCM_RUNNER_SHUTDOWN_GRACE_MS,
+HCM_RUNNER_CAPTURE_MAX_BYTES (bytes of one listening-mode capture stored; default 262144) and
+HCM_RUNNER_CAPTURE_KEEP (captures kept per integration; default 50);
 on PostgreSQL also HCM_RUNNER_REPLICA_ID (named in every log line) and HCM_RUNNER_LEASE_SECONDS
 (how long a silent replica keeps its running executions before another takes them; default 60).`;
 
