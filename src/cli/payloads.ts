@@ -1,5 +1,6 @@
 /** `hcm-runner payloads list|save|run|edit` — saved payloads (the Test tab's re-runnable requests). */
 import { readFileSync } from 'node:fs';
+import { payloadNameProblem } from '../common/payload-name.js';
 import { AdminClient, clientHelp, enc, printJson, runClient, serverFlag } from './admin-client.js';
 import { parse, UsageError } from './args.js';
 
@@ -40,6 +41,9 @@ export async function payloadsCommand(argv: string[]): Promise<number> {
       });
     case 'save': {
       needPayload();
+      // The server checks the same rule; saying it here needs no server round trip.
+      const problem = payloadNameProblem(payload);
+      if (problem) throw new UsageError(problem);
       if (!values.capture)
         throw new UsageError(`payloads save needs --capture ID (hcm-runner listen ${name}, then send a request to the test URL)\n\n${payloadsUsage}`);
       return runClient(async () => printJson(await client.call('POST', base, { name: payload, captureId: values.capture })));

@@ -60,7 +60,9 @@ HCM_RUNNER_SECRET, HCM_RUNNER_PUBLIC_URL, HCM_RUNNER_LOG_LEVEL, HCM_RUNNER_SHUTD
 HCM_RUNNER_AUTH_MAX_FAILURES (wrong admin tokens from one client before 429; default 10),
 HCM_RUNNER_AUTH_MAX_LOCKOUT_SECONDS (longest such lockout; default 60),
 HCM_RUNNER_CONSOLE_SESSION_SECONDS (console session lifetime; default 43200),
-HCM_RUNNER_MAX_ADMIN_BODY_BYTES (admin API JSON bodies and console forms; default 1048576);
+HCM_RUNNER_MAX_ADMIN_BODY_BYTES (admin API JSON bodies and console forms; default 1048576),
+HCM_RUNNER_CAPTURE_MAX_BYTES (bytes of one listening-mode capture stored; default 262144) and
+HCM_RUNNER_CAPTURE_KEEP (captures kept per integration; default 50);
 on PostgreSQL also HCM_RUNNER_REPLICA_ID (named in every log line) and HCM_RUNNER_LEASE_SECONDS
 (how long a silent replica keeps its running executions before another takes them; default 60).`;
 

@@ -18,15 +18,19 @@ import type { OperatorAuth } from '../server/operator-auth.js';
 import { type FormFields, readForm, SIGN_IN_BODY_LIMIT_BYTES } from '../server/request-body.js';
 import type { AppEnv } from '../server/types.js';
 import { findTriggerType } from '../triggers/registry.js';
-import { consoleAssets } from './assets.js';
+import { consoleAssets, FAVICON } from './assets.js';
+import { CapturePage } from './pages/capture.js';
 import { ConnectionsPage } from './pages/connections.js';
 import { ExecutionPage } from './pages/execution.js';
 import { ExecutionsPage } from './pages/executions.js';
-import { IntegrationPage, type IntegrationPageProps } from './pages/integration.js';
+import { Captures, IntegrationPage, type IntegrationPageProps } from './pages/integration.js';
 import { IntegrationsPage } from './pages/integrations.js';
 import { Layout } from './pages/layout.js';
 import { SignInPage } from './pages/sign-in.js';
 import { ConsoleSessions, ownOrigins } from './session.js';
+
+/** Captures an integration's page lists (summaries; each one opens in full on its own page). */
+const CONSOLE_CAPTURES = 20;
 
 /** Results of actions, shown after the redirect (fixed texts: a link cannot inject a message). */
 const NOTICES: Record<string, string> = {
@@ -75,6 +79,8 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
     if (!asset) return c.text('not found', 404);
     return c.body(asset.body, 200, { 'content-type': asset.type, 'cache-control': 'no-cache' });
   });
+
+  app.get('/favicon.ico', (c) => c.body(FAVICON, 200, { 'content-type': 'image/x-icon', 'cache-control': 'public, max-age=86400' }));
 
   // CSRF: every state-changing request must come from the console's own pages — hono's csrf:
   // `Sec-Fetch-Site: same-origin`, or else an `Origin` that is one of the console's own; a form
@@ -130,10 +136,10 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
 
   // Integrations ---------------------------------------------------------------------------------
   app.get('/console/', async (c) => {
-    const rows = await Promise.all(
-      ops.integrations().map(async (v) => ({ view: ops.integration(v.name), last: (await ops.executions({ integration: v.name, limit: 1 }))[0] })),
-    );
-    return c.html(<IntegrationsPage rows={rows} />);
+    const views = ops.integrations().map((v) => ops.integration(v.name));
+    // One query for every integration's last execution, however many there are.
+    const latest = await ops.latestExecutions(views.map((v) => v.name));
+    return c.html(<IntegrationsPage rows={views.map((view) => ({ view, last: latest.get(view.name) }))} />);
   });
 
   const integrationPage = async (
@@ -144,9 +150,10 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
   ) => {
     const view = ops.integration(name);
     const webhookLike = !!findTriggerType(view.trigger.type)?.webhook;
+    // Captures as summaries: the page costs the same however large the captured requests were.
     const [executions, captures, payloads] = await Promise.all([
       ops.executions({ integration: view.name, limit: 10 }),
-      webhookLike ? ops.captures(view.name, 20) : [],
+      webhookLike ? ops.captureSummaries(view.name, { limit: CONSOLE_CAPTURES }) : [],
       ops.payloads(view.name),
     ]);
     return c.html(
@@ -166,6 +173,23 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
   const executionUrl = (id: string, done?: string) => `/console/executions/${encodeURIComponent(id)}${done ? `?done=${done}` : ''}`;
 
   app.get('/console/integrations/:name', (c) => integrationPage(c, c.req.param('name')));
+  // The pages answered to a failed form post are shown at the post's URL (the script then shows
+  // the integration's own URL); reading one of those URLs again lands on the integration's page.
+  app.get('/console/integrations/:name/run', (c) => c.redirect(integrationUrl(ops.integration(c.req.param('name')).name), 303));
+  app.get('/console/integrations/:name/payloads/:payload', (c) =>
+    c.redirect(integrationUrl(ops.integration(c.req.param('name')).name, undefined, '#payloads-h'), 303),
+  );
+
+  // Captures: the live list alone (what the page's script re-reads on each capture), and one capture in full.
+  app.get('/console/integrations/:name/captures', async (c) => {
+    const view = ops.integration(c.req.param('name'));
+    const captures = await ops.captureSummaries(view.name, { limit: CONSOLE_CAPTURES });
+    return c.html(<Captures base={integrationUrl(view.name)} captures={captures} listening={!!view.listening} />);
+  });
+  app.get('/console/integrations/:name/captures/:id', async (c) => {
+    const view = ops.integration(c.req.param('name'));
+    return c.html(<CapturePage integration={view.name} capture={await ops.capture(view.name, c.req.param('id'))} />);
+  });
 
   app.post('/console/integrations/:name/run', async (c) => {
     const name = c.req.param('name');
@@ -193,8 +217,15 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
 
   app.post('/console/integrations/:name/payloads', async (c) => {
     const fields = await form(c);
-    const saved = await ops.savePayload(c.req.param('name'), { name: (fields.name ?? '').trim(), captureId: fields.captureId ?? '' });
-    return c.redirect(integrationUrl(saved.integration, 'saved', '#payloads-h'), 303);
+    const name = c.req.param('name');
+    try {
+      const saved = await ops.savePayload(name, { name: (fields.name ?? '').trim(), captureId: fields.captureId ?? '' });
+      return c.redirect(integrationUrl(saved.integration, 'saved', '#payloads-h'), 303);
+    } catch (err) {
+      // A refused name or a capture stored cut: said on the integration's page, next to the form.
+      if (!(err instanceof HttpError) || (err.status !== 400 && err.status !== 409)) throw err;
+      return integrationPage(c, name, { error: `Nothing was saved: ${err.message}` }, err.status);
+    }
   });
 
   app.post('/console/integrations/:name/payloads/:payload', async (c) => {

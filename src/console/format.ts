@@ -16,6 +16,13 @@ export function formatDuration(ms: number | undefined): string {
   return `${min} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
+/** `512 B`, `64.0 KiB`, `6.0 MiB`. */
+export function formatBytes(n: number): string {
+  if (!Number.isFinite(n) || n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
 /** Past this many characters a JSON block is cut (the API has the whole value). */
 export const JSON_DISPLAY_LIMIT = 20_000;
 

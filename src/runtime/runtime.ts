@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import { resultLimitFromEnv } from '../connectors/result-limit.js';
 import type { RuntimeServices } from '../connectors/types.js';
 import type { ExecutionStatus } from '../engine/record.js';
-import type { Capture, Store } from '../store/types.js';
+import type { CaptureBounds } from '../store/captures.js';
+import type { Capture, CaptureSummary, Store } from '../store/types.js';
 import { ExecutionDispatcher } from './dispatch/dispatcher.js';
 import type { DispatcherLimits } from './dispatch/limits.js';
 import type { ExecutionQueue } from '../store/queue.js';
@@ -44,6 +45,8 @@ export interface RuntimeOptions {
   subscribeRetryMs?: number;
   /** Webhook parsing limits and redacted headers (default: the built-in ones). */
   intake?: IntakeLimits;
+  /** How much of listening-mode captures is kept (default: src/store/captures.ts). */
+  captures?: CaptureBounds;
   /** Whether core.http may call private and loopback addresses (docs/server.md "Outbound policy"). */
   allowPrivateNetwork?: boolean;
 }
@@ -64,8 +67,8 @@ export interface RuntimeEvents {
   listening: [name: string, on: boolean];
   /** Live feed of the console and of GET /api/events. */
   execution: [ExecutionEvent];
-  /** A request to a test URL was captured (listening mode), after the store saved it. */
-  capture: [Capture];
+  /** A request to a test URL was captured (listening mode), after the store saved it: its summary, never its body. */
+  capture: [CaptureSummary];
   /** Shutdown began: live streams end so the HTTP server can close. */
   stopping: [];
 }
@@ -80,6 +83,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
   readonly logger?: Logger;
   readonly env: NodeJS.ProcessEnv;
   readonly intake: IntakeLimits;
+  readonly captureBounds: CaptureBounds;
   /**
    * Extra fields for GET /api/integrations/{name}: the schedule/poll loops register a provider
    * returning e.g. `{nextRunAt}` for the integrations they drive.
@@ -103,6 +107,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.registry = new IntegrationRegistry(opts.dir);
     this.tokens = new WebhookTokens(opts.store);
     this.intake = opts.intake ?? DEFAULT_INTAKE_LIMITS;
+    this.captureBounds = opts.captures ?? {};
     this.services = {
       tokens: opts.store.tokens,
       publicUrl: this.publicUrl,
@@ -216,10 +221,10 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     if (was !== on) this.emit('listening', name, on);
   }
 
-  /** Saves a listening-mode capture and tells live streams about it. */
+  /** Saves a listening-mode capture (within the capture bounds) and tells live streams its summary. */
   async addCapture(capture: Capture): Promise<void> {
-    await this.store.addCapture(capture);
-    this.emit('capture', capture);
+    const summary = await this.store.addCapture(capture, this.captureBounds);
+    this.emit('capture', summary);
   }
 
   private async refreshListening(): Promise<void> {

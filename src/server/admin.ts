@@ -69,8 +69,17 @@ export function adminApi(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
   api.post('/integrations/:name/listen', async (c) => c.json(await ops.setListening(c.req.param('name'), true)));
   api.delete('/integrations/:name/listen', async (c) => c.json(await ops.setListening(c.req.param('name'), false)));
 
-  api.get('/integrations/:name/captures', async (c) => c.json(await ops.captures(c.req.param('name'), limitParam(c.req.query('limit'), 50))));
+  // Lists never carry whole large requests: summaries, or triggers cut to 64 KiB; one capture in full by id.
+  api.get('/integrations/:name/captures', async (c) => {
+    const name = c.req.param('name');
+    const limit = limitParam(c.req.query('limit'), 50);
+    const after = c.req.query('after') || undefined;
+    if (c.req.query('summary') === 'true') return c.json(await ops.captureSummaries(name, { limit, after }));
+    if (after) throw new HttpError(400, 'after=ID goes with summary=true (GET …/captures/{id} reads one capture)');
+    return c.json(await ops.captures(name, limit));
+  });
   api.get('/integrations/:name/captures/stream', (c) => captureStream(runtime, c, ops.integration(c.req.param('name')).name));
+  api.get('/integrations/:name/captures/:id', async (c) => c.json(await ops.capture(c.req.param('name'), c.req.param('id'))));
 
   api.get('/integrations/:name/payloads', async (c) => c.json(await ops.payloads(c.req.param('name'))));
   api.post('/integrations/:name/payloads', async (c) => {

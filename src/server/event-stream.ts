@@ -6,7 +6,7 @@
 import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { ExecutionEvent, Runtime } from '../runtime/runtime.js';
-import type { Capture } from '../store/types.js';
+import type { CaptureSummary } from '../store/types.js';
 import { HttpError } from '../common/errors.js';
 
 /** Open streams per process above which a new one is refused with 503 (each holds a connection). */
@@ -35,10 +35,14 @@ export function executionStream(runtime: Runtime, c: Context, integration?: stri
   });
 }
 
-/** `event: capture`, data `{id, integration, receivedAt, trigger}` (the same shape as GET …/captures). */
+/**
+ * `event: capture`, data the capture's summary `{id, integration, receivedAt, size, truncated,
+ * method, path, contentType, preview}` (as GET …/captures?summary=true): never its body, so a
+ * large request costs a stream a few hundred bytes (GET …/captures/{id} has the capture).
+ */
 export function captureStream(runtime: Runtime, c: Context, integration: string): Response {
   return stream(runtime, c, (send) => {
-    const listener = (capture: Capture) => {
+    const listener = (capture: CaptureSummary) => {
       if (capture.integration === integration) send('capture', capture);
     };
     runtime.on('capture', listener);

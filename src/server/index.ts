@@ -11,6 +11,7 @@ import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { openStore } from '../store/open.js';
 import type { ExecutionQueue, QueueOptions } from '../store/queue.js';
+import type { CaptureBounds } from '../store/captures.js';
 import type { Store } from '../store/types.js';
 import type { DispatcherLimits } from '../runtime/dispatch/limits.js';
 import type { RegistryEntry } from '../runtime/registry.js';
@@ -84,6 +85,12 @@ export interface ServerOptions {
    * HCM_RUNNER_CONSOLE_SESSION_SECONDS, HCM_RUNNER_MAX_ADMIN_BODY_BYTES; docs/security.md).
    */
   auth?: Partial<OperatorAuthSettings>;
+  /**
+   * Listening-mode captures: bytes of `$trigger` JSON stored per capture (default
+   * HCM_RUNNER_CAPTURE_MAX_BYTES, else 256 KiB) and captures kept per integration (default
+   * HCM_RUNNER_CAPTURE_KEEP, else 50).
+   */
+  captures?: CaptureBounds;
 }
 
 export interface RunningServer {
@@ -129,6 +136,10 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       DEFAULT_OPERATOR_AUTH_SETTINGS.consoleSessionSeconds,
     maxAdminBodyBytes:
       opts.auth?.maxAdminBodyBytes ?? positiveIntEnv(env, 'HCM_RUNNER_MAX_ADMIN_BODY_BYTES') ?? DEFAULT_OPERATOR_AUTH_SETTINGS.maxAdminBodyBytes,
+  };
+  const captures: CaptureBounds = {
+    maxBytes: opts.captures?.maxBytes ?? positiveIntEnv(env, 'HCM_RUNNER_CAPTURE_MAX_BYTES'),
+    keep: opts.captures?.keep ?? positiveIntEnv(env, 'HCM_RUNNER_CAPTURE_KEEP'),
   };
   let logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');
   const configuredToken = opts.adminToken ?? env.HCM_RUNNER_ADMIN_TOKEN;
@@ -203,6 +214,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     queue,
     allowPrivateNetwork,
     intake,
+    captures,
   });
   const metrics = createMetrics(runtime);
   const app = createApp(runtime, { adminToken, metrics, auth });

@@ -6,11 +6,12 @@
  */
 import { newExecutionId } from '../common/ids.js';
 import { HttpError } from '../common/errors.js';
+import { payloadNameProblem } from '../common/payload-name.js';
 import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/state.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { MAX_LIST_LIMIT, STATUSES } from '../store/common.js';
-import type { Capture, ExecutionSummary, NewExecution, SavedPayload } from '../store/types.js';
+import type { Capture, CaptureQuery, CaptureSummary, ExecutionSummary, NewExecution, SavedPayload } from '../store/types.js';
 import { manualTriggerData } from '../triggers/manual.js';
 import { triggerTypeOf } from '../triggers/registry.js';
 import { authorizeConnection, resolveConnection } from './oauth.js';
@@ -76,8 +77,22 @@ export class AdminOperations {
     return { name: entry.name, listening: on, testUrl: this.runtime.webhookUrls(entry.name)?.test };
   }
 
+  /** Newest first, each trigger cut to at most 64 KiB (src/store/captures.ts). */
   async captures(name: string, limit = 50): Promise<Capture[]> {
     return this.runtime.store.listCaptures(this.entry(name).name, limit);
+  }
+
+  /** Newest first, without bodies; `after` lists only what came after that capture. */
+  async captureSummaries(name: string, query: CaptureQuery = {}): Promise<CaptureSummary[]> {
+    return this.runtime.store.captureSummaries(this.entry(name).name, query);
+  }
+
+  /** One capture as stored (its body cut only past the capture bound). */
+  async capture(name: string, id: string): Promise<Capture> {
+    const entry = this.entry(name);
+    const capture = await this.runtime.store.getCapture(entry.name, id);
+    if (!capture) throw new HttpError(404, `no capture "${id}" for ${entry.name} (GET /api/integrations/${entry.name}/captures lists them)`);
+    return capture;
   }
 
   async payloads(name: string): Promise<SavedPayload[]> {
@@ -98,6 +113,8 @@ export class AdminOperations {
     if (!b || typeof b !== 'object' || typeof b.name !== 'string' || !b.name) {
       throw new HttpError(400, 'send {"name": "...", "captureId": "..."} or {"name", "trigger"} or {"name", "payload"}');
     }
+    const problem = payloadNameProblem(b.name);
+    if (problem) throw new HttpError(400, problem);
     const trigger = await this.triggerFrom(entry.name, b);
     return this.runtime.store.savePayload(entry.name, b.name, trigger);
   }
@@ -143,6 +160,17 @@ export class AdminOperations {
     return [...stored, ...live.filter((l) => !stored.some((s) => s.id === l.id))]
       .sort(newestFirst)
       .slice(0, Math.max(1, Math.min(query.limit, MAX_LIST_LIMIT)));
+  }
+
+  /** The newest execution of each integration (the console's start page): one store query. */
+  async latestExecutions(names: string[]): Promise<Map<string, ExecutionSummary>> {
+    const latest = await this.runtime.store.latestExecutions(names);
+    // Synchronous runs in progress are in memory only (as in `executions`).
+    for (const live of this.runtime.dispatcher.liveSummaries({})) {
+      const stored = latest.get(live.integration);
+      if (!stored || (live.queuedAt ?? '') > (stored.queuedAt ?? '')) latest.set(live.integration, live);
+    }
+    return latest;
   }
 
   async execution(id: string): Promise<ExecutionRecord> {
@@ -223,6 +251,11 @@ export class AdminOperations {
     if (typeof body.captureId === 'string') {
       const capture = await this.runtime.store.getCapture(name, body.captureId);
       if (!capture) throw new HttpError(404, `no capture "${body.captureId}" for ${name} (GET /api/integrations/${name}/captures lists them)`);
+      if (capture.truncated)
+        throw new HttpError(
+          409,
+          `capture "${capture.id}" of ${name} was stored cut (the request's trigger data was ${capture.size} bytes, more than HCM_RUNNER_CAPTURE_MAX_BYTES), so it cannot be saved as a payload: raise HCM_RUNNER_CAPTURE_MAX_BYTES and send the request again, or save the body with {"name", "payload"}`,
+        );
       return capture.trigger;
     }
     if ('trigger' in body) return body.trigger;

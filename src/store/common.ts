@@ -10,7 +10,6 @@ import type { ExecutionFilter, ExecutionSummary, NewExecution } from './types.js
 export const STATUSES: readonly ExecutionStatus[] = ['queued', 'running', 'succeeded', 'failed'];
 export const DEFAULT_LIST_LIMIT = 50;
 export const MAX_LIST_LIMIT = 500;
-export const DEFAULT_CAPTURE_KEEP = 50;
 
 /** Write-path counters, for tests and metrics. */
 export interface StoreStats {

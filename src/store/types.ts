@@ -7,6 +7,7 @@
  */
 import type { TokenStore } from '../connectors/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
+import type { CaptureBounds } from './captures.js';
 import type { ExecutionQueue, QueueOptions } from './queue.js';
 
 /** What is needed to (re)start an execution later: the record is created `queued`. */
@@ -45,8 +46,38 @@ export interface Capture {
   id: string;
   integration: string;
   receivedAt: string;
-  /** The `$trigger` the request produced. */
+  /**
+   * The `$trigger` the request produced; past the store's bound its body is cut to a preview
+   * (`truncated`, src/store/captures.ts).
+   */
   trigger: unknown;
+  /** Bytes of the whole `$trigger` JSON as received (set on captures read from the store). */
+  size?: number;
+  /** The stored `trigger` is cut (the request was larger than the bound). */
+  truncated?: boolean;
+}
+
+/** A capture without its trigger: what the live stream, the console's list and `listen` show. */
+export interface CaptureSummary {
+  id: string;
+  integration: string;
+  receivedAt: string;
+  /** Bytes of the whole `$trigger` JSON as received. */
+  size: number;
+  truncated: boolean;
+  method?: string;
+  /** `/pathFragment?query`. */
+  path?: string;
+  contentType?: string;
+  /** The body's first characters, on one line. */
+  preview: string;
+}
+
+/** Which captures a summary list holds: newest first, at most `limit`, only after capture `after`. */
+export interface CaptureQuery {
+  limit?: number;
+  /** Only captures saved after this one (an id no longer kept: all of them). */
+  after?: string;
 }
 
 export interface SavedPayload {
@@ -83,6 +114,8 @@ export interface Store {
   saveExecution(record: ExecutionRecord, opts?: SaveOptions): Promise<void>;
   getExecution(id: string): Promise<ExecutionRecord | undefined>;
   listExecutions(filter: ExecutionFilter): Promise<ExecutionSummary[]>;
+  /** The newest execution of each of `integrations` that has one (one query, for the console's start page). */
+  latestExecutions(integrations: readonly string[]): Promise<Map<string, ExecutionSummary>>;
   /** Executions left `queued` or `running` (after a crash), oldest first. */
   unfinishedExecutions(): Promise<ExecutionRecord[]>;
   countByStatus(): Promise<Record<ExecutionStatus, number>>;
@@ -98,8 +131,12 @@ export interface Store {
   setListening(integration: string, on: boolean): Promise<void>;
   isListening(integration: string): Promise<boolean>;
   listeningIntegrations(): Promise<string[]>;
-  addCapture(capture: Capture, keep?: number): Promise<void>;
+  /** Saves a capture within `bounds` (cut past `maxBytes`, the oldest past `keep` dropped). */
+  addCapture(capture: Capture, bounds?: CaptureBounds): Promise<CaptureSummary>;
+  /** Newest first; each trigger cut to at most 64 KiB of JSON (`getCapture` has the stored one). */
   listCaptures(integration: string, limit?: number): Promise<Capture[]>;
+  /** Newest first, no triggers. */
+  captureSummaries(integration: string, query?: CaptureQuery): Promise<CaptureSummary[]>;
   getCapture(integration: string, id: string): Promise<Capture | undefined>;
   savePayload(integration: string, name: string, trigger: unknown): Promise<SavedPayload>;
   getPayload(integration: string, name: string): Promise<SavedPayload | undefined>;

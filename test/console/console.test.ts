@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { tokenStoreKey } from '../../src/connectors/hcm/oauth/config.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { sandboxEnv } from '../helpers/sandbox-env.js';
-import { ADMIN, root, startTestServer, type TestServer } from '../server/helpers.js';
+import { ADMIN, poll, root, startTestServer, type TestServer } from '../server/helpers.js';
 import { launchBrowser, markDocument, newContext, screenshot, signIn } from './helpers.js';
 
 // A browser test waits on several pages in turn; generous per-test room on a busy machine.
@@ -151,7 +151,8 @@ describe('an integration', () => {
     await captured.getByRole('button', { name: 'Save as payload' }).click();
     const saved = page.getByRole('table', { name: 'Saved payloads' }).getByRole('row').filter({ hasText: 'Employee_ID=21002' });
     await saved.waitFor();
-    await saved.getByRole('button', { name: 'Run', exact: true }).click();
+    const payloadName = (await saved.getByRole('cell').first().textContent())!;
+    await saved.getByRole('button', { name: `Run payload ${payloadName}`, exact: true }).click();
     await page.waitForURL(/\/console\/executions\/[0-9a-f-]{36}$/);
     await page
       .getByRole('table', { name: 'Step timeline' })
@@ -179,6 +180,88 @@ describe('an integration', () => {
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved the changes' }).waitFor();
     expect((await s.api('GET', `/integrations/worker-lookup/payloads/${name}`)).body.trigger.body.data.workerId).toBe('Employee_ID=21003');
+  });
+});
+
+describe('small fixes a newcomer hit', () => {
+  it('after a payload that is not JSON, the page is at the integration URL and stays live', async () => {
+    await page.goto('/console/integrations/worker-lookup');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByLabel('Payload (JSON)').fill('{not json');
+    await page.getByRole('button', { name: 'Run', exact: true }).click();
+    await page.getByRole('alert').filter({ hasText: 'not valid JSON' }).waitFor();
+    await page.waitForFunction(() => location.pathname === '/console/integrations/worker-lookup');
+    const sameDocument = await markDocument(page);
+    // Live updates still arrive (the page re-reads itself from its own URL, not from …/run).
+    const res = await postJson(s.urls('worker-lookup').live, { workerId: 'Employee_ID=21001' });
+    const id = res.headers.get('x-execution-id')!;
+    await page.locator(`#recent-executions tr[data-execution-id="${id}"]`).waitFor();
+    expect(await sameDocument()).toBe(true);
+    // Reading …/run again (a reload without the script) lands on the integration's page.
+    const again = await page.goto('/console/integrations/worker-lookup/run');
+    expect(again!.status()).toBe(200);
+    expect(new URL(page.url()).pathname).toBe('/console/integrations/worker-lookup');
+  });
+
+  it('the Run button of a saved payload is named after it; a name like ".." is refused with a message on the page', async () => {
+    await s.api('POST', '/integrations/worker-lookup/listen');
+    await postJson(s.urls('worker-lookup').test, { workerId: 'Employee_ID=21004' });
+    await page.goto('/console/integrations/worker-lookup');
+    const captured = page.getByRole('table', { name: 'Captured requests' }).getByRole('row').filter({ hasText: 'Employee_ID=21004' });
+    await captured.getByRole('textbox', { name: 'Name' }).fill('..');
+    await captured.getByRole('button', { name: 'Save as payload' }).click();
+    await page.getByRole('alert').filter({ hasText: 'payload name ".." is not allowed' }).waitFor();
+    expect((await s.api('GET', '/integrations/worker-lookup/payloads/..')).status).not.toBe(200);
+    expect(((await s.api('GET', '/integrations/worker-lookup/payloads')).body as Array<{ name: string }>).map((p) => p.name)).not.toContain('..');
+
+    await page.goto('/console/integrations/worker-lookup');
+    const row = page.getByRole('table', { name: 'Captured requests' }).getByRole('row').filter({ hasText: 'Employee_ID=21004' });
+    await row.getByRole('textbox', { name: 'Name' }).fill('lookup-21004');
+    await row.getByRole('button', { name: 'Save as payload' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved the payload' }).waitFor();
+    // One button is "Run" (the editor), each saved payload's names the payload.
+    expect(await page.getByRole('button', { name: 'Run', exact: true }).count()).toBe(1);
+    await page.getByRole('button', { name: 'Run payload lookup-21004', exact: true }).click();
+    await page.waitForURL(/\/console\/executions\/[0-9a-f-]{36}$/);
+    expect((await s.waitForExecution(executionIdInUrl(page)!)).trigger.body.data).toEqual({ workerId: 'Employee_ID=21004' });
+    await s.api('DELETE', '/integrations/worker-lookup/listen');
+  });
+
+  it('a large capture is listed as a summary and opens in full on its own page', async () => {
+    await s.api('POST', '/integrations/worker-lookup/listen');
+    await postJson(s.urls('worker-lookup').test, { workerId: 'Employee_ID=21005', filler: 'f'.repeat(300 * 1024) });
+    await page.goto('/console/integrations/worker-lookup');
+    const row = page.getByRole('table', { name: 'Captured requests' }).getByRole('row').filter({ hasText: 'Employee_ID=21005' });
+    expect(await row.textContent()).toContain('Too large to save as a payload');
+    // The page holds a preview, not the 300 KiB body.
+    expect((await page.content()).length).toBeLessThan(100_000);
+    await row.getByRole('link', { name: /Trigger data \(300\.\d KiB, stored cut\)/ }).click();
+    await page.getByRole('heading', { name: 'Captured request' }).waitFor();
+    expect(await page.locator('pre').textContent()).toContain('"truncated": true');
+    await s.api('DELETE', '/integrations/worker-lookup/listen');
+  });
+
+  it('serves /favicon.ico', async () => {
+    const res = await page.goto('/favicon.ico');
+    expect(res!.status()).toBe(200);
+    expect(res!.headers()['content-type']).toBe('image/x-icon');
+    expect((await res!.body()).subarray(0, 4)).toEqual(Buffer.from([0, 0, 1, 0]));
+  });
+
+  it('a skipped step shows no duration', async () => {
+    const res = await postJson(s.urls('skipper').live, { fail: false });
+    const id = res.headers.get('x-execution-id')!;
+    expect((await s.waitForExecution(id)).status).toBe('succeeded');
+    await page.goto(`/console/executions/${id}`);
+    const never = page.getByRole('table', { name: 'Step timeline' }).getByRole('row', { name: /never/ });
+    expect((await never.getByRole('cell').allTextContents()).slice(0, 4)).toEqual(['never', 'core.fail', 'skipped', '—']);
+  });
+
+  it("a poll integration's page shows that its last poll failed, when and why", async () => {
+    await poll(async () => ((await s.api('GET', '/integrations/poller')).body.lastPoll?.status === 'failed' ? true : undefined), 20_000);
+    await page.goto('/console/integrations/poller');
+    const facts = await page.locator('dl.facts').textContent();
+    expect(facts).toMatch(/Last poll\s*failed\s*\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC.*127\.0\.0\.1:9/s);
   });
 });
 
@@ -286,9 +369,12 @@ describe('safety', () => {
     // An execution that called the HCM sandbox (so tokens are stored) to show on its page.
     const { executionId } = (await s.api('POST', '/integrations/worker-lookup/run?test=true', { workerId: 'Employee_ID=21001' })).body;
     expect((await s.waitForExecution(executionId)).status).toBe('succeeded');
+    const [capture] = (await s.api('GET', '/integrations/worker-lookup/captures?summary=true&limit=1')).body;
     const pages = [
       '/console/',
       '/console/integrations/worker-lookup',
+      '/console/integrations/poller',
+      `/console/integrations/worker-lookup/captures/${capture.id}`,
       '/console/integrations/broken',
       '/console/executions',
       `/console/executions/${executionId}`,

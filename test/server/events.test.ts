@@ -97,7 +97,7 @@ describe('GET /api/events', () => {
 });
 
 describe('GET /api/integrations/{name}/captures/stream', () => {
-  it('streams each captured test-URL request while listening', async () => {
+  it('streams a summary of each captured test-URL request while listening (never its body)', async () => {
     expect((await s.api('POST', '/integrations/worker-lookup/listen')).status).toBe(200);
     const stream = await openStream('/api/integrations/worker-lookup/captures/stream');
     expect((await stream.next()).event).toBe('ready');
@@ -105,9 +105,13 @@ describe('GET /api/integrations/{name}/captures/stream', () => {
     const e = await stream.next();
     expect(e.event).toBe('capture');
     expect(e.data).toMatchObject({ id: expect.any(String), integration: 'worker-lookup', receivedAt: expect.any(String) });
-    expect(e.data.trigger.body.data).toEqual({ workerId: 'Employee_ID=21002' });
-    // The same capture is what GET …/captures lists.
-    expect((await s.api('GET', '/integrations/worker-lookup/captures')).body[0].id).toBe(e.data.id);
+    expect(e.data).toMatchObject({ method: 'POST', path: '/', truncated: false, preview: '{"workerId":"Employee_ID=21002"}' });
+    expect(e.data).not.toHaveProperty('trigger');
+    // The same capture is what GET …/captures lists, and its body is read by id.
+    expect((await s.api('GET', '/integrations/worker-lookup/captures?summary=true')).body[0]).toEqual(e.data);
+    expect((await s.api('GET', `/integrations/worker-lookup/captures/${e.data.id}`)).body.trigger.body.data).toEqual({
+      workerId: 'Employee_ID=21002',
+    });
     stream.close();
     await s.api('DELETE', '/integrations/worker-lookup/listen');
   });
@@ -126,9 +130,20 @@ describe('a reader that does not read', () => {
     );
     socket.pause();
     await new Promise((r) => setTimeout(r, 200));
-    // 24 captures of ~2 MB each: ~48 MB of events, far past the socket buffers and the limit.
-    const big = { workerId: 'Employee_ID=21001', filler: 'x'.repeat(2 * 1024 * 1024) };
-    for (let i = 0; i < 24; i++) expect((await post(s.urls('worker-lookup').test, big)).status).toBe(200);
+    // 24 events of ~2 MB each: ~48 MB, far past the socket buffers and the limit. Real capture
+    // events are summaries of a few hundred bytes, so the test sends large ones itself.
+    const filler = 'x'.repeat(2 * 1024 * 1024);
+    for (let i = 0; i < 24; i++) {
+      s.runtime.emit('capture', {
+        id: `big-${i}`,
+        integration: 'worker-lookup',
+        receivedAt: new Date().toISOString(),
+        size: filler.length,
+        truncated: true,
+        preview: filler,
+      });
+      await new Promise((r) => setTimeout(r, 10));
+    }
     // Now read: the stream ends (the server let it go) after fewer events than were captured.
     let received = '';
     socket.setEncoding('utf8');

@@ -54,6 +54,64 @@ describe('SqliteStore specifics', () => {
     }
   });
 
+  it('upgrades a version-2 database: executions and captures keep their rows, bulky columns move last, old captures get sizes and summaries', async () => {
+    const old = join(root, 'v2');
+    mkdirSync(old, { recursive: true });
+    const db = new Database(join(old, SQLITE_FILE));
+    db.pragma('journal_mode = WAL');
+    db.exec(MIGRATIONS[0]!);
+    db.exec(MIGRATIONS[1]!);
+    db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (2)');
+    db.prepare(
+      `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error)
+       VALUES ('old', 'i', 'failed', 1, 2, '{"n":1}', '{"steps":[],"log":[]}', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.500Z', '2026-01-01T00:00:01.000Z', 500, 'boom')`,
+    ).run();
+    const trigger = JSON.stringify({ method: 'POST', pathFragment: 'x', body: { data: { a: 'ż' }, contentType: 'application/json' } });
+    db.prepare(`INSERT INTO captures (integration, id, received_at, trigger) VALUES ('i', 'c1', '2026-01-01T00:00:00.000Z', ?)`).run(trigger);
+    db.close();
+    const store = await SqliteStore.open(old, { tokenKey });
+    try {
+      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: MIGRATIONS.length });
+      const columns = (table: string) => (store.db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+      expect(columns('executions').slice(-2)).toEqual(['trigger', 'record']);
+      expect(columns('captures').at(-1)).toBe('trigger');
+      expect(await store.getExecution('old')).toMatchObject({
+        status: 'failed',
+        test: true,
+        attempt: 2,
+        trigger: { n: 1 },
+        finishedAt: '2026-01-01T00:00:01.000Z',
+      });
+      expect(await store.listExecutions({ integration: 'i' })).toEqual([
+        expect.objectContaining({ id: 'old', durationMs: 500, error: { message: 'boom' }, startedAt: '2026-01-01T00:00:00.500Z' }),
+      ]);
+      expect(await store.captureSummaries('i')).toEqual([
+        {
+          id: 'c1',
+          integration: 'i',
+          receivedAt: '2026-01-01T00:00:00.000Z',
+          size: Buffer.byteLength(trigger),
+          truncated: false,
+          method: 'POST',
+          path: '/x',
+          contentType: 'application/json',
+          preview: '{"a":"ż"}',
+        },
+      ]);
+      // New captures continue the old numbering (newest first).
+      await store.addCapture({ id: 'c2', integration: 'i', receivedAt: '2026-01-02T00:00:00.000Z', trigger: {} });
+      expect((await store.captureSummaries('i')).map((c) => c.id)).toEqual(['c2', 'c1']);
+      const indexes = (
+        store.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'executions' AND sql IS NOT NULL`).all() as Array<{
+          name: string;
+        }>
+      ).map((r) => r.name);
+      expect(indexes.sort()).toEqual(['executions_finished', 'executions_integration_queued', 'executions_queued', 'executions_status']);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('uses WAL, FULL commits for lone writes and a WAL sync off the loop for concurrent ones, and a schema version', async () => {
     const store = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
     try {

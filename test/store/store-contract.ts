@@ -290,19 +290,134 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
       expect(await store.listeningIntegrations()).not.toContain(integ);
 
       for (let i = 0; i < 7; i++) {
-        await store.addCapture({ id: `c${i}`, integration: integ, receivedAt: at(i), trigger: { i } }, 5);
+        await store.addCapture({ id: `c${i}`, integration: integ, receivedAt: at(i), trigger: { i } }, { keep: 5 });
       }
       const caps = await store.listCaptures(integ);
       expect(caps.map((c) => c.id)).toEqual(['c6', 'c5', 'c4', 'c3', 'c2']);
-      expect(caps[0]).toEqual({ id: 'c6', integration: integ, receivedAt: at(6), trigger: { i: 6 } });
+      expect(caps[0]).toEqual({ id: 'c6', integration: integ, receivedAt: at(6), trigger: { i: 6 }, size: 7, truncated: false });
       expect((await store.listCaptures(integ, 2)).map((c) => c.id)).toEqual(['c6', 'c5']);
-      expect(await store.getCapture(integ, 'c4')).toEqual({ id: 'c4', integration: integ, receivedAt: at(4), trigger: { i: 4 } });
+      expect(await store.getCapture(integ, 'c4')).toEqual({
+        id: 'c4',
+        integration: integ,
+        receivedAt: at(4),
+        trigger: { i: 4 },
+        size: 7,
+        truncated: false,
+      });
       expect(await store.getCapture(integ, 'c0')).toBeUndefined();
       expect(await store.getCapture(name('x'), 'c4')).toBeUndefined();
 
       const integ2 = name('listen-default');
       await Promise.all(Array.from({ length: 55 }, (_, i) => store.addCapture({ id: `d${i}`, integration: integ2, receivedAt: at(i), trigger: i })));
       expect(await store.listCaptures(integ2, 500)).toHaveLength(50);
+    });
+
+    it('stores a large capture cut to maxBytes with its full size; lists carry at most 64 KiB; summaries carry no body', async () => {
+      const integ = name('big');
+      const data = { text: 'x'.repeat(600 * 1024), n: 1 };
+      const trigger = {
+        method: 'POST',
+        pathFragment: 'orders',
+        queryParameters: { a: '1' },
+        headers: { 'content-type': 'application/json' },
+        body: { data, contentType: 'application/json' },
+      };
+      const fullSize = Buffer.byteLength(JSON.stringify(trigger));
+      const announced = await store.addCapture({ id: 'big', integration: integ, receivedAt: at(1), trigger }, { maxBytes: 256 * 1024 });
+      expect(announced).toMatchObject({
+        id: 'big',
+        integration: integ,
+        receivedAt: at(1),
+        size: fullSize,
+        truncated: true,
+        method: 'POST',
+        path: '/orders?a=1',
+        contentType: 'application/json',
+      });
+      expect(announced.preview.length).toBeLessThanOrEqual(200);
+      expect(announced.preview).toMatch(/^\{"text":"xxx/);
+
+      const stored = (await store.getCapture(integ, 'big'))!;
+      expect(stored).toMatchObject({ size: fullSize, truncated: true });
+      const storedBytes = Buffer.byteLength(JSON.stringify(stored.trigger));
+      expect(storedBytes).toBeLessThanOrEqual(256 * 1024);
+      expect(storedBytes).toBeGreaterThan(250 * 1024);
+      const t = stored.trigger as typeof trigger & { body: { truncated: boolean; size: number; preview: string } };
+      expect(t.method).toBe('POST');
+      expect(t.headers).toEqual(trigger.headers);
+      expect(t.body).toMatchObject({ contentType: 'application/json', truncated: true, size: Buffer.byteLength(JSON.stringify(data)) });
+      expect(JSON.stringify(data).startsWith(t.body.preview)).toBe(true);
+
+      const [listed] = await store.listCaptures(integ);
+      expect(Buffer.byteLength(JSON.stringify(listed!.trigger))).toBeLessThanOrEqual(64 * 1024);
+      expect(listed).toMatchObject({ id: 'big', size: fullSize, truncated: true });
+
+      const [summary] = await store.captureSummaries(integ);
+      expect(summary).toEqual(announced);
+      expect(summary).not.toHaveProperty('trigger');
+
+      // A small one is kept whole, and a multi-byte body is cut on a character boundary.
+      await store.addCapture({
+        id: 'small',
+        integration: integ,
+        receivedAt: at(2),
+        trigger: { method: 'GET', pathFragment: '', body: { data: 'ż', contentType: 'text/plain' } },
+      });
+      expect((await store.getCapture(integ, 'small'))!.trigger).toEqual({
+        method: 'GET',
+        pathFragment: '',
+        body: { data: 'ż', contentType: 'text/plain' },
+      });
+      await store.addCapture(
+        {
+          id: 'wide',
+          integration: integ,
+          receivedAt: at(3),
+          trigger: { method: 'POST', pathFragment: '', rawBody: { data: 'ż😀'.repeat(400), contentType: 'text/plain' } },
+        },
+        { maxBytes: 1000 },
+      );
+      const wide = (await store.getCapture(integ, 'wide'))!;
+      expect(Buffer.byteLength(JSON.stringify(wide.trigger))).toBeLessThanOrEqual(1000);
+      expect((wide.trigger as { rawBody: { preview: string } }).rawBody.preview).toMatch(/^(ż😀)+(ż)?$/u);
+    });
+
+    it('lists summaries newest first, after a given capture (all of them when that one is gone)', async () => {
+      const integ = name('after');
+      for (let i = 0; i < 6; i++)
+        await store.addCapture(
+          { id: `s${i}`, integration: integ, receivedAt: at(i), trigger: { method: 'POST', pathFragment: `p${i}` } },
+          { keep: 4 },
+        );
+      const ids = async (q: Parameters<Store['captureSummaries']>[1]) => (await store.captureSummaries(integ, q)).map((c) => c.id);
+      expect(await ids({})).toEqual(['s5', 's4', 's3', 's2']);
+      expect(await ids({ after: 's3' })).toEqual(['s5', 's4']);
+      expect(await ids({ after: 's5' })).toEqual([]);
+      expect(await ids({ after: 's3', limit: 1 })).toEqual(['s5']);
+      expect(await ids({ after: 's0' })).toEqual(['s5', 's4', 's3', 's2']);
+      expect((await store.captureSummaries(integ, { limit: 1 }))[0]).toMatchObject({
+        method: 'POST',
+        path: '/p5',
+        size: expect.any(Number),
+        truncated: false,
+      });
+    });
+
+    it('latestExecutions: the newest execution of each named integration in one call', async () => {
+      const a = name('latest-a');
+      const b = name('latest-b');
+      const none = name('latest-none');
+      const ea = [exec(a, { queuedAt: at(1) }), exec(a, { queuedAt: at(3) }), exec(a, { queuedAt: at(2) })];
+      const eb = [exec(b, { queuedAt: at(5) })];
+      await store.enqueue([...ea, ...eb]);
+      const latest = await store.latestExecutions([a, b, none, a]);
+      expect([...latest.keys()].sort()).toEqual([a, b].sort());
+      expect(latest.get(a)).toMatchObject({ id: ea[1]!.id, integration: a, status: 'queued', queuedAt: at(3) });
+      expect(latest.get(b)).toMatchObject({ id: eb[0]!.id, queuedAt: at(5) });
+      expect((await store.latestExecutions([])).size).toBe(0);
+      // Many names at once (more than one statement's chunk).
+      const many = Array.from({ length: 1200 }, (_, i) => `${none}-${i}`);
+      expect((await store.latestExecutions([...many, b])).get(b)!.id).toBe(eb[0]!.id);
     });
 
     it('saves, edits, lists and deletes payloads', async () => {

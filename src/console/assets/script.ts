@@ -50,10 +50,17 @@ async function copy(text, button) {
   setTimeout(() => (button.textContent = label), 1500);
 }
 
+// A page that answered a form post (e.g. the Run editor's error, at .../run) names its own URL:
+// show that one, so that reading the page again (live updates, a reload) finds it.
+const canonical = document.querySelector('link[rel=canonical]')?.getAttribute('href');
+if (canonical && canonical !== location.pathname + location.search) history.replaceState(null, '', canonical + location.hash);
+
 // Live sections --------------------------------------------------------------------------------
-// <div hidden data-live-events=URL data-live-refresh="id1 id2" [data-live-execution=ID]>: on each
-// event from URL (and once when the stream opens, so nothing between page load and subscription
-// is missed) the elements with those ids are replaced by their current version from the server.
+// <div hidden data-live-events=URL data-live-refresh="id1 id2" [data-live-execution=ID]
+// [data-live-source=URL]>: on each event from URL (and once when the stream opens, so nothing
+// between page load and subscription is missed) the elements with those ids are replaced by their
+// current version from the server: from the source URL when given (a route rendering only them),
+// else from the page itself.
 const MIN_REFRESH_GAP_MS = 250;
 for (const spec of document.querySelectorAll('[data-live-events]')) live(spec);
 
@@ -74,12 +81,12 @@ function live(spec) {
       do {
         again = false;
         const started = Date.now();
-        const res = await fetch(location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin' });
+        const res = await fetch(spec.dataset.liveSource || location.href, { headers: { accept: 'text/html' }, credentials: 'same-origin' });
         if (!res.ok) return;
         const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
         for (const id of ids) replace(id, doc);
         // The new page no longer wants this stream (e.g. the execution finished): close it.
-        const stillLive = [...doc.querySelectorAll('[data-live-events]')].some((s) => s.dataset.liveEvents === spec.dataset.liveEvents);
+        const stillLive = spec.dataset.liveSource || [...doc.querySelectorAll('[data-live-events]')].some((s) => s.dataset.liveEvents === spec.dataset.liveEvents);
         if (!stillLive) source.close();
         // A burst of events (a busy runner) re-reads the page at most about four times a second.
         if (again) await new Promise((resolve) => setTimeout(resolve, Math.max(0, MIN_REFRESH_GAP_MS - (Date.now() - started))));

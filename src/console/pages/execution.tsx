@@ -182,6 +182,8 @@ function Timeline(props: { record: ExecutionRecord }) {
 }
 
 function stepDuration(s: StepRecord): number | undefined {
+  // A skipped step did not run: it has no duration (its few microseconds of `if` are not one).
+  if (s.status === 'skipped') return undefined;
   if (s.durationMs !== undefined) return s.durationMs;
   if (s.finishedAt) return ms(s.finishedAt) - ms(s.startedAt);
   return undefined;

@@ -2,17 +2,18 @@
  * One integration: trigger, URLs, Run with a payload, listening mode with live captures, saved
  * payloads, steps and recent executions.
  */
-import type { Capture, ExecutionSummary, SavedPayload } from '../../store/types.js';
+import type { CaptureSummary, ExecutionSummary, SavedPayload } from '../../store/types.js';
 import type { IntegrationView } from '../../server/views.js';
 import { findTriggerType } from '../../triggers/registry.js';
-import { formatJson, preview } from '../format.js';
+import { formatBytes, formatJson, preview } from '../format.js';
 import { Problems } from './integrations.js';
-import { Badge, ExecutionsTable, Layout, Notice, PostButton, Time } from './layout.js';
+import { Badge, ExecutionsTable, Layout, type Live, Notice, PostButton, Time } from './layout.js';
 
 export interface IntegrationPageProps {
   view: IntegrationView;
   executions: ExecutionSummary[];
-  captures: Capture[];
+  /** Summaries only: the page never holds a captured body (each capture opens on its own page). */
+  captures: CaptureSummary[];
   payloads: SavedPayload[];
   notice?: string;
   error?: string;
@@ -30,11 +31,12 @@ export function IntegrationPage(props: IntegrationPageProps) {
   const labels = type?.console.labels ?? {};
   const runHelp = (type ?? findTriggerType('webhook'))?.console.runHelp;
   const acceptsWebhooks = !!type?.webhook;
-  const live = [{ events: `/console/events?integration=${encodeURIComponent(name)}`, refresh: ['recent-executions'] }];
-  if (view.listening) live.push({ events: `${base}/captures/stream`, refresh: ['captures'] });
+  const live: Live[] = [{ events: `/console/events?integration=${encodeURIComponent(name)}`, refresh: ['recent-executions'] }];
+  // A capture re-reads the capture list alone (summaries), not the whole page.
+  if (view.listening) live.push({ events: `${base}/captures/stream`, refresh: ['captures'], source: `${base}/captures` });
   const steps = (view.steps as Array<{ id: string; action: string }> | undefined) ?? [];
   return (
-    <Layout title={name} section="integrations" live={live}>
+    <Layout title={name} section="integrations" live={live} canonical={base}>
       <p class="crumbs">
         <a href="/console/">Integrations</a> /
       </p>
@@ -67,6 +69,7 @@ export function IntegrationPage(props: IntegrationPageProps) {
                   <dd>{Array.isArray(v) ? v.join(', ') : String(v)}</dd>
                 </>
               ))}
+            {'lastPoll' in view && <LastPoll poll={view.lastPoll as LastPollView} />}
             {'nextRunAt' in view && (
               <>
                 <dt>Next run</dt>
@@ -176,7 +179,8 @@ function WebhookUrls(props: { urls: { live: string; test: string } }) {
   );
 }
 
-function Captures(props: { base: string; captures: Capture[]; listening: boolean }) {
+/** The captured requests (summaries), newest first; also served alone for the page's live refresh. */
+export function Captures(props: { base: string; captures: CaptureSummary[]; listening: boolean }) {
   return (
     <div id="captures">
       {props.captures.length === 0 ? (
@@ -197,28 +201,35 @@ function Captures(props: { base: string; captures: Capture[]; listening: boolean
                   <Time iso={c.receivedAt} />
                 </td>
                 <td class="wrap">
-                  <code>{requestLine(c.trigger)}</code>
-                  <details>
-                    <summary>Trigger data</summary>
-                    <pre>{formatJson(c.trigger)}</pre>
-                  </details>
+                  <code>{`${c.method ?? ''} ${c.path ?? ''} ${c.preview}`.trim()}</code>
+                  <br />
+                  <a href={`${props.base}/captures/${encodeURIComponent(c.id)}`} class="muted">
+                    Trigger data ({formatBytes(c.size)}
+                    {c.truncated ? ', stored cut' : ''})
+                  </a>
                 </td>
-                <td>
-                  <form method="post" action={`${props.base}/payloads`} class="inline">
-                    <input type="hidden" name="captureId" value={c.id} />
-                    <label class="visually-hidden" for={`name-${c.id}`}>
-                      Name
-                    </label>
-                    <input id={`name-${c.id}`} name="name" value={defaultName(c)} required size={18} />
-                    <button type="submit">Save as payload</button>
-                  </form>
-                </td>
+                <td>{c.truncated ? <span class="muted">Too large to save as a payload</span> : <SaveCapture base={props.base} capture={c} />}</td>
               </tr>
             ))}
           </tbody>
         </table>
       )}
     </div>
+  );
+}
+
+/** The Save-as-payload form of one capture (its list row and its own page). */
+export function SaveCapture(props: { base: string; capture: { id: string; receivedAt: string } }) {
+  const c = props.capture;
+  return (
+    <form method="post" action={`${props.base}/payloads`} class="inline">
+      <input type="hidden" name="captureId" value={c.id} />
+      <label class="visually-hidden" for={`name-${c.id}`}>
+        Name
+      </label>
+      <input id={`name-${c.id}`} name="name" value={defaultName(c)} required size={18} />
+      <button type="submit">Save as payload</button>
+    </form>
   );
 }
 
@@ -248,8 +259,8 @@ function SavedPayloads(props: { base: string; payloads: SavedPayload[] }) {
                   <Time iso={p.updatedAt} />
                 </td>
                 <td class="actions">
-                  <PostButton action={`${path}/run`} primary>
-                    Run
+                  <PostButton action={`${path}/run`} primary label={`Run payload ${p.name}`}>
+                    Run payload
                   </PostButton>
                   <button type="button" data-opens={`edit-${i}`}>
                     Edit
@@ -293,6 +304,36 @@ function requestLine(trigger: unknown): string {
   return preview(trigger, 400);
 }
 
-function defaultName(c: Capture): string {
+interface LastPollView {
+  status: string;
+  polledAt: string;
+  items?: number;
+  newItems?: number;
+  error?: string;
+}
+
+/** Whether the last poll worked, when, and what failed. */
+function LastPoll(props: { poll: LastPollView | undefined }) {
+  const p = props.poll;
+  if (!p) return null;
+  return (
+    <>
+      <dt>Last poll</dt>
+      <dd>
+        <Badge status={p.status} /> <Time iso={p.polledAt} />
+        {p.status === 'failed' ? (
+          <span class="error"> {p.error}</span>
+        ) : p.items !== undefined ? (
+          <span class="muted">
+            {' '}
+            {p.items} items, {p.newItems ?? 0} new
+          </span>
+        ) : null}
+      </dd>
+    </>
+  );
+}
+
+function defaultName(c: { receivedAt: string }): string {
   return `capture-${c.receivedAt.slice(0, 19).replace(/[-:]/g, '').replace('T', '-')}`;
 }

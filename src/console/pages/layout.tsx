@@ -8,16 +8,22 @@ export type Section = 'integrations' | 'executions' | 'connections';
 
 /**
  * What the page's script keeps live: `events` is a server-sent-events URL; on each event (and
- * once when the stream opens) the elements with the ids in `refresh` are re-read from the server.
+ * once when the stream opens) the elements with the ids in `refresh` are re-read from the server:
+ * from `source` (a route that renders only those elements) when given, else from the page itself.
  * `execution` limits execution events to one execution.
  */
 export interface Live {
   events: string;
   refresh: string[];
   execution?: string;
+  source?: string;
 }
 
-export function Layout(props: { title: string; section?: Section; signedIn?: boolean; live?: Live[]; children?: Child }) {
+/**
+ * `canonical`: the page's own URL when it can also be the answer to a form post (e.g. the Run
+ * editor's error, answered at …/run): the script shows that URL and re-reads live parts from it.
+ */
+export function Layout(props: { title: string; section?: Section; signedIn?: boolean; live?: Live[]; canonical?: string; children?: Child }) {
   return (
     <>
       {raw('<!doctype html>')}
@@ -26,12 +32,20 @@ export function Layout(props: { title: string; section?: Section; signedIn?: boo
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <title>{`${props.title} · hcm-runner`}</title>
+          <link rel="icon" href="/favicon.ico" />
+          {props.canonical && <link rel="canonical" href={props.canonical} />}
           <link rel="stylesheet" href="/console/assets/console.css" />
           <script type="module" src="/console/assets/console.js"></script>
         </head>
         <body>
           {props.live?.map((l) => (
-            <div hidden data-live-events={l.events} data-live-refresh={l.refresh.join(' ')} data-live-execution={l.execution} />
+            <div
+              hidden
+              data-live-events={l.events}
+              data-live-refresh={l.refresh.join(' ')}
+              data-live-execution={l.execution}
+              data-live-source={l.source}
+            />
           ))}
           <header class="top">
             <a class="brand" href="/console/">
@@ -98,10 +112,10 @@ export function Notice(props: { notice?: string; error?: string }) {
 }
 
 /** An action that needs nothing but a click: a form that POSTs to `action`, with one button. */
-export function PostButton(props: { action: string; primary?: boolean; children: Child }) {
+export function PostButton(props: { action: string; primary?: boolean; label?: string; children: Child }) {
   return (
     <form method="post" action={props.action} class="inline">
-      <button type="submit" class={props.primary ? 'primary' : undefined}>
+      <button type="submit" class={props.primary ? 'primary' : undefined} aria-label={props.label}>
         {props.children}
       </button>
     </form>

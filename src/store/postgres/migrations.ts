@@ -117,6 +117,13 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   );
   CREATE INDEX console_sessions_expires ON ${s}.console_sessions (expires_at);
   `,
+  // 6: bounded listening-mode captures (src/store/captures.ts): the full size, whether the stored
+  // trigger was cut, the trigger cut for lists, and a summary for the live stream and the console.
+  (s) => `
+  ALTER TABLE ${s}.captures ADD COLUMN size BIGINT NOT NULL DEFAULT 0, ADD COLUMN truncated BOOLEAN NOT NULL DEFAULT FALSE,
+    ADD COLUMN preview JSON, ADD COLUMN summary JSON;
+  UPDATE ${s}.captures SET size = octet_length(trigger::text);
+  `,
 ];
 
 export function quoteIdent(name: string): string {

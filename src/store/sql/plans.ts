@@ -9,7 +9,8 @@ import type { Step } from './dialect.js';
 
 export const EXEC_COLS = 'id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at';
 export const SUMMARY_COLS = 'id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error';
-export const CAPTURE_COLS = 'integration, id, received_at, trigger';
+/** A capture's columns besides its trigger forms (src/store/captures.ts says what each holds). */
+export const CAPTURE_COLS = 'integration, id, received_at, size, truncated';
 export const PAYLOAD_COLS = 'integration, name, trigger, created_at, updated_at';
 
 const s = (sql: string, ...params: unknown[]): Step => ({ sql, params });
@@ -19,6 +20,15 @@ const s = (sql: string, ...params: unknown[]): Step => ({ sql, params });
 export const getExecution = `SELECT ${EXEC_COLS} FROM executions WHERE id = ?`;
 export const unfinishedExecutions = `SELECT ${EXEC_COLS} FROM executions WHERE status IN ('queued', 'running') ORDER BY queued_at ASC, id ASC`;
 export const countByStatus = 'SELECT status, COUNT(*) AS n FROM executions GROUP BY status';
+
+/**
+ * The newest execution of each named integration, in one statement: per name, the newest id
+ * through the (integration, queued_at) index, then those rows by primary key.
+ */
+export const latestExecutions = (count: number) =>
+  `SELECT ${SUMMARY_COLS} FROM executions WHERE id IN (
+     SELECT (SELECT x.id FROM executions x WHERE x.integration = n.column1 ORDER BY x.queued_at DESC, x.id DESC LIMIT 1)
+     FROM (VALUES ${Array.from({ length: count }, () => '(?)').join(', ')}) AS n)`;
 
 export function listExecutions(f: { integration?: string; status?: string; before?: string; limit: number }): { sql: string; params: unknown[] } {
   const where: string[] = [];
@@ -84,18 +94,42 @@ export const setListening = (integration: string, on: boolean, now: string): Ste
     ? s('INSERT INTO listening (integration, since) VALUES (?, ?) ON CONFLICT DO NOTHING', integration, now)
     : s('DELETE FROM listening WHERE integration = ?', integration);
 
-export const listCaptures = `SELECT ${CAPTURE_COLS} FROM captures WHERE integration = ? ORDER BY seq DESC LIMIT ?`;
-export const getCapture = `SELECT ${CAPTURE_COLS} FROM captures WHERE integration = ? AND id = ?`;
+/** Lists carry the trigger cut for lists (`preview`), or the stored one when that is small enough. */
+export const listCaptures = `SELECT ${CAPTURE_COLS}, COALESCE(preview, trigger) AS trigger FROM captures WHERE integration = ? ORDER BY seq DESC LIMIT ?`;
+/**
+ * Summaries, newest first, after capture `?` when it is still kept (else all). Rows saved before
+ * summaries existed have none: their trigger is read instead, to make one.
+ */
+export const captureSummaries = `SELECT ${CAPTURE_COLS}, summary, CASE WHEN summary IS NULL THEN trigger END AS trigger FROM captures
+  WHERE integration = ? AND seq > COALESCE((SELECT seq FROM captures WHERE integration = ? AND id = ?), 0) ORDER BY seq DESC LIMIT ?`;
+export const getCapture = `SELECT ${CAPTURE_COLS}, trigger FROM captures WHERE integration = ? AND id = ?`;
 /** Trimming must see concurrent captures of the same integration: one at a time (the lock). */
-export const addCapture = (c: { integration: string; id: string; receivedAt: string; trigger: string }, keep: number): Step[] => [
+export const addCapture = (
+  c: {
+    integration: string;
+    id: string;
+    receivedAt: string;
+    trigger: string;
+    preview: string | null;
+    summary: string;
+    size: number;
+    truncated: boolean;
+  },
+  keep: number,
+): Step[] => [
   { lock: `captures:${c.integration}` },
   s(
-    `INSERT INTO captures (integration, id, received_at, trigger) VALUES (?, ?, ?, ?)
-     ON CONFLICT (integration, id) DO UPDATE SET received_at = excluded.received_at, trigger = excluded.trigger`,
+    `INSERT INTO captures (integration, id, received_at, trigger, preview, summary, size, truncated) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+     ON CONFLICT (integration, id) DO UPDATE SET received_at = excluded.received_at, trigger = excluded.trigger, preview = excluded.preview,
+       summary = excluded.summary, size = excluded.size, truncated = excluded.truncated`,
     c.integration,
     c.id,
     c.receivedAt,
     c.trigger,
+    c.preview,
+    c.summary,
+    c.size,
+    c.truncated,
   ),
   s(
     `DELETE FROM captures WHERE integration = ? AND seq NOT IN (SELECT seq FROM captures WHERE integration = ? ORDER BY seq DESC LIMIT ?)`,

@@ -10,7 +10,6 @@ import {
   checkFilter,
   clampLimit,
   dedupeKeepLast,
-  DEFAULT_CAPTURE_KEEP,
   emptyCounts,
   iso,
   newStats,
@@ -20,13 +19,27 @@ import {
   summaryFromRow,
   type StoreStats,
 } from '../common.js';
+import { captureColumns, DEFAULT_CAPTURE_KEEP, summaryFields, type CaptureBounds } from '../captures.js';
 import type { ExecutionQueue, QueueOptions } from '../queue.js';
 import type { TokenCipher } from '../token-crypto.js';
-import type { Capture, ExecutionFilter, ExecutionSummary, NewExecution, SavedPayload, SaveOptions, Store } from '../types.js';
+import type {
+  Capture,
+  CaptureQuery,
+  CaptureSummary,
+  ExecutionFilter,
+  ExecutionSummary,
+  NewExecution,
+  SavedPayload,
+  SaveOptions,
+  Store,
+} from '../types.js';
 import type { SqlDialect, Step } from './dialect.js';
 import * as plan from './plans.js';
 
 type Row = Record<string, unknown>;
+
+/** Integrations per `latestExecutions` statement. */
+const LATEST_CHUNK = 500;
 
 export abstract class SqlStore implements Store {
   abstract readonly kind: 'sqlite' | 'postgres';
@@ -72,6 +85,20 @@ export abstract class SqlStore implements Store {
       integration: String(row.integration),
       receivedAt: iso(row.received_at as string | Date)!,
       trigger: this.d.json(row.trigger),
+      size: Number(row.size),
+      truncated: !!row.truncated,
+    };
+  }
+
+  private captureSummary(row: Row): CaptureSummary {
+    const fields = row.summary === null || row.summary === undefined ? summaryFields(this.d.json(row.trigger)) : this.d.json(row.summary);
+    return {
+      ...(fields as Pick<CaptureSummary, 'method' | 'path' | 'contentType' | 'preview'>),
+      id: String(row.id),
+      integration: String(row.integration),
+      receivedAt: iso(row.received_at as string | Date)!,
+      size: Number(row.size),
+      truncated: !!row.truncated,
     };
   }
 
@@ -108,6 +135,20 @@ export abstract class SqlStore implements Store {
       limit: clampLimit(filter.limit),
     });
     return (await this.read(q.sql, q.params)).map((r) => summaryFromRow(r as never));
+  }
+
+  async latestExecutions(integrations: readonly string[]): Promise<Map<string, ExecutionSummary>> {
+    const out = new Map<string, ExecutionSummary>();
+    const names = [...new Set(integrations)];
+    // Chunks keep the statement's parameter count far below every engine's limit.
+    for (let i = 0; i < names.length; i += LATEST_CHUNK) {
+      const chunk = names.slice(i, i + LATEST_CHUNK);
+      for (const r of await this.read(plan.latestExecutions(chunk.length), chunk)) {
+        const summary = summaryFromRow(r as never);
+        out.set(summary.integration, summary);
+      }
+    }
+    return out;
   }
 
   async unfinishedExecutions(): Promise<ExecutionRecord[]> {
@@ -160,19 +201,31 @@ export abstract class SqlStore implements Store {
     return (await this.read<{ integration: string }>(plan.listeningIntegrations)).map((r) => r.integration);
   }
 
-  async addCapture(capture: Capture, keep = DEFAULT_CAPTURE_KEEP): Promise<void> {
+  async addCapture(capture: Capture, bounds: CaptureBounds = {}): Promise<CaptureSummary> {
     const receivedAt = iso(capture.receivedAt) ?? new Date().toISOString();
+    const { columns, summary } = captureColumns({ ...capture, receivedAt }, bounds.maxBytes);
     await this.write(
       'capture',
       plan.addCapture(
-        { integration: capture.integration, id: capture.id, receivedAt, trigger: JSON.stringify(capture.trigger ?? null) },
-        Math.max(0, Math.floor(keep)),
+        { integration: capture.integration, id: capture.id, receivedAt, ...columns },
+        Math.max(0, Math.floor(bounds.keep ?? DEFAULT_CAPTURE_KEEP)),
       ),
     );
+    return summary;
   }
 
   async listCaptures(integration: string, limit = DEFAULT_CAPTURE_KEEP): Promise<Capture[]> {
     return (await this.read(plan.listCaptures, [integration, clampLimit(limit, DEFAULT_CAPTURE_KEEP)])).map((r) => this.capture(r));
+  }
+
+  async captureSummaries(integration: string, query: CaptureQuery = {}): Promise<CaptureSummary[]> {
+    const rows = await this.read(plan.captureSummaries, [
+      integration,
+      integration,
+      query.after ?? null,
+      clampLimit(query.limit, DEFAULT_CAPTURE_KEEP),
+    ]);
+    return rows.map((r) => this.captureSummary(r));
   }
 
   async getCapture(integration: string, id: string): Promise<Capture | undefined> {

@@ -101,6 +101,53 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX console_sessions_expires ON console_sessions (expires_at);
   `,
+  // 4: bounded listening-mode captures (src/store/captures.ts): the full size, whether the stored
+  // trigger was cut, a summary for the live stream and the console, the trigger cut for lists.
+  // Both tables rebuilt with their bulky columns last: SQLite reads a row's columns in order,
+  // through the overflow pages of everything before them, so listing summaries (the console's
+  // recent executions, the API's lists) read every byte of each listed execution's trigger —
+  // 6 MiB requests made each render of an integration's page read 60 MB.
+  `
+  CREATE TABLE captures_by_size (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    integration TEXT NOT NULL,
+    id          TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    size        INTEGER NOT NULL DEFAULT 0,
+    truncated   INTEGER NOT NULL DEFAULT 0,
+    summary     TEXT,
+    preview     TEXT,
+    trigger     TEXT NOT NULL,
+    UNIQUE (integration, id)
+  );
+  INSERT INTO captures_by_size (seq, integration, id, received_at, size, trigger)
+    SELECT seq, integration, id, received_at, length(CAST(trigger AS BLOB)), trigger FROM captures;
+  DROP TABLE captures;
+  ALTER TABLE captures_by_size RENAME TO captures;
+
+  CREATE TABLE executions_by_size (
+    id          TEXT PRIMARY KEY,
+    integration TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    test        INTEGER NOT NULL DEFAULT 0,
+    attempt     INTEGER NOT NULL DEFAULT 1,
+    queued_at   TEXT NOT NULL,
+    started_at  TEXT,
+    finished_at TEXT,
+    duration_ms INTEGER,
+    error       TEXT,
+    trigger     TEXT NOT NULL,
+    record      TEXT NOT NULL
+  );
+  INSERT INTO executions_by_size (id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error, trigger, record)
+    SELECT id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error, trigger, record FROM executions;
+  DROP TABLE executions;
+  ALTER TABLE executions_by_size RENAME TO executions;
+  CREATE INDEX executions_integration_queued ON executions (integration, queued_at);
+  CREATE INDEX executions_queued ON executions (queued_at);
+  CREATE INDEX executions_status ON executions (status);
+  CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
+  `,
 ];
 
 export function migrate(db: Database.Database): number {
