@@ -14,7 +14,6 @@ import { HttpError, StorageUnavailableError } from '../common/errors.js';
 import { DEFAULT_MAX_INTERRUPTIONS, interruptedTooOften, poisonRecord, unsavableRecord } from './poison.js';
 import type { ExecutionQueue, QueuedJob } from './queue.js';
 import type { IntegrationRegistry } from './registry.js';
-import { positiveIntEnv } from '../common/env.js';
 
 export interface DispatcherLimits {
   /** Executions running at once in this process (default 16). */
@@ -39,16 +38,6 @@ export interface DispatcherLimits {
 }
 
 export const DEFAULT_LIMITS: DispatcherLimits = { concurrency: 16, perIntegration: 4, backlog: 1000, retryAfterSec: 5 };
-
-/** Limits read from the environment (serve flags, when given, win over these). */
-function limitsFromEnv(env: NodeJS.ProcessEnv): Partial<DispatcherLimits> {
-  const out: Partial<DispatcherLimits> = {};
-  const backlogPerIntegration = positiveIntEnv(env, 'HCM_RUNNER_INTEGRATION_BACKLOG');
-  const maxInterruptions = positiveIntEnv(env, 'HCM_RUNNER_MAX_INTERRUPTIONS');
-  if (backlogPerIntegration !== undefined) out.backlogPerIntegration = backlogPerIntegration;
-  if (maxInterruptions !== undefined) out.maxInterruptions = maxInterruptions;
-  return out;
-}
 
 export interface DispatcherOptions {
   store: Store;
@@ -140,7 +129,7 @@ export class Dispatcher extends EventEmitter<DispatcherEvents> {
     this.logger = opts.logger;
     this.stateFor = opts.stateFor;
     this.concurrencyFor = opts.concurrencyFor;
-    this.limits = { ...DEFAULT_LIMITS, ...limitsFromEnv(this.env), ...opts.limits };
+    this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     this.queue = opts.queue ?? opts.store.openQueue();
     this.queue.onAvailable(() => this.pump());
     this.queue.bind({
