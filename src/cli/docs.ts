@@ -16,7 +16,7 @@ import { writeTriggerDocs } from '../triggers/docs.js';
 import { parse } from './args.js';
 
 const usage =
-  'Usage: hcm-runner docs\n\nRegenerates schemas/integration.schema.json (and its precompiled validator), docs/connectors/hcm.md\nthe trigger reference in docs/triggers.md and the settings table in docs/server.md from the specs\n(src/definition/file-spec.ts, src/triggers/*/spec.ts, src/settings/spec.ts) and the action declarations.';
+  'Usage: hcm-runner docs\n\nRegenerates schemas/integration.schema.json (and its precompiled validator), docs/connectors/hcm.md,\nthe trigger reference in docs/triggers.md and the settings table in docs/server.md from the specs\n(src/definition/file-spec.ts, src/triggers/*/spec.ts, src/settings/spec.ts) and the action declarations.';
 
 /** The schema as `npm run docs` writes it (kept under this name for the staleness test). */
 export const renderSchemaWithHints = renderIntegrationSchema;
