@@ -3,7 +3,7 @@
  * the flag or variable, secrets from `_FILE` variables, and the two things rendered from the spec
  * — `serve --help` and the table in docs/server.md (stale → `npm run docs`).
  */
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,7 +12,6 @@ import { renderServeHelp } from '../../src/settings/help.js';
 import { MAX_SECRET_FILE_BYTES, resolveAllSettings, resolveSetting, SettingError } from '../../src/settings/resolve.js';
 import { resolveServeSettings } from '../../src/settings/serve.js';
 import { fileVariable, settingKeys, specOf } from '../../src/settings/spec.js';
-import { readFileSync } from 'node:fs';
 
 const dir = mkdtempSync(join(tmpdir(), 'hcm-settings-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
