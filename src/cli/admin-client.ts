@@ -6,6 +6,7 @@
  */
 import { request } from 'undici';
 import { ADMIN_TOKEN_ENV, adminTokenPath, readStoredAdminToken } from '../server/admin-token.js';
+import { resolveSetting, resolveSettings } from '../settings/resolve.js';
 
 /** The flags every client command takes. */
 export const serverFlag = { server: { type: 'string' as const }, data: { type: 'string' as const } };
@@ -26,12 +27,14 @@ export const DEFAULT_DATA_DIR = 'data';
  */
 export function adminBaseUrl(server: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   let base = server;
-  if (!base && env.HCM_RUNNER_ADMIN_PORT) {
-    const host = env.HCM_RUNNER_ADMIN_HOST?.trim() || '127.0.0.1';
+  if (base) return base.replace(/\/+$/, '');
+  const { adminPort, adminHost, publicUrl } = resolveSettings(['adminPort', 'adminHost', 'publicUrl'], { env });
+  if (adminPort !== undefined) {
+    const host = adminHost ?? '127.0.0.1';
     const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-    base = `http://${shown}:${env.HCM_RUNNER_ADMIN_PORT.trim()}`;
+    base = `http://${shown}:${adminPort}`;
   }
-  return (base ?? env.HCM_RUNNER_PUBLIC_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+  return (base ?? publicUrl ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
 }
 
 export interface AdminTokenSource {
@@ -48,7 +51,8 @@ export interface AdminTokenSource {
  */
 export async function adminTokenFor(dataDir: string = DEFAULT_DATA_DIR, env: NodeJS.ProcessEnv = process.env): Promise<AdminTokenSource> {
   const file = adminTokenPath(dataDir);
-  if (env[ADMIN_TOKEN_ENV]) return { token: env[ADMIN_TOKEN_ENV], from: 'env', file };
+  const configured = resolveSetting('adminToken', { env });
+  if (configured) return { token: configured, from: 'env', file };
   const token = await readStoredAdminToken(dataDir);
   return token ? { token, from: 'file', file } : { from: 'none', file };
 }

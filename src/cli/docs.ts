@@ -1,7 +1,8 @@
 /**
  * `hcm-runner docs`: regenerates everything derived from the specs and declarations
- * (`npm run docs`): schemas/integration.schema.json, docs/connectors/hcm.md and the generated
- * trigger reference in docs/triggers.md. Tests fail when any of them is stale.
+ * (`npm run docs`): schemas/integration.schema.json, docs/connectors/hcm.md, the generated
+ * trigger reference in docs/triggers.md and the settings table in docs/server.md. Tests fail when
+ * any of them is stale.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,11 +11,12 @@ import { renderIntegrationSchema } from '../definition/integration-schema.js';
 import { integrationSchemaPath } from '../definition/schema-validator.js';
 import { allActions } from '../connectors/catalog.js';
 import { inputValidatorsModulePath, renderInputValidatorsModule, renderValidatorModule, validatorModulePath } from '../definition/validator-code.js';
+import { writeSettingsDocs } from '../settings/docs.js';
 import { writeTriggerDocs } from '../triggers/docs.js';
 import { parse } from './args.js';
 
 const usage =
-  'Usage: hcm-runner docs\n\nRegenerates schemas/integration.schema.json (and its precompiled validator), docs/connectors/hcm.md\nand the trigger reference in docs/triggers.md from the specs (src/definition/file-spec.ts, src/triggers/*/spec.ts) and the action declarations.';
+  'Usage: hcm-runner docs\n\nRegenerates schemas/integration.schema.json (and its precompiled validator), docs/connectors/hcm.md,\nthe trigger reference in docs/triggers.md and the settings table in docs/server.md from the specs\n(src/definition/file-spec.ts, src/triggers/*/spec.ts, src/settings/spec.ts) and the action declarations.';
 
 /** The schema as `npm run docs` writes it (kept under this name for the staleness test). */
 export const renderSchemaWithHints = renderIntegrationSchema;
@@ -32,8 +34,9 @@ export async function docsCommand(argv: string[]): Promise<number> {
   writeFileSync(validatorModulePath, renderValidatorModule(JSON.parse(schema) as Record<string, unknown>));
   writeFileSync(inputValidatorsModulePath, renderInputValidatorsModule(allActions));
   const triggers = writeTriggerDocs();
+  const settings = writeSettingsDocs();
   process.stdout.write(
-    `wrote ${target}\nwrote ${integrationSchemaPath}\nwrote ${validatorModulePath}\nwrote ${inputValidatorsModulePath}\nwrote ${triggers}\n`,
+    `wrote ${target}\nwrote ${integrationSchemaPath}\nwrote ${validatorModulePath}\nwrote ${inputValidatorsModulePath}\nwrote ${triggers}\nwrote ${settings}\n`,
   );
   return 0;
 }

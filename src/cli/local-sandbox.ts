@@ -21,10 +21,11 @@ export const SANDBOX_ENV_NAMES = [
 
 /**
  * Starts the sandbox on port 8090 (a free port when 8090 is taken, e.g. by `npm start` in another
- * terminal) and sets SANDBOX_ENV_NAMES in `env` — before integrations load, so their `{env: …}`
- * values resolve to it. Overrides values already set: `--sandbox` means "use the sandbox".
+ * terminal) and returns, with it, the environment integrations see: `base` with SANDBOX_ENV_NAMES
+ * pointing at the sandbox, so their `{env: …}` values resolve to it. Overrides values already set:
+ * `--sandbox` means "use the sandbox". `base` itself (process.env) is left alone.
  */
-export async function startLocalSandbox(env: NodeJS.ProcessEnv = process.env): Promise<Sandbox> {
+export async function startLocalSandbox(base: NodeJS.ProcessEnv = process.env): Promise<{ sandbox: Sandbox; env: NodeJS.ProcessEnv }> {
   // Loaded on demand: commands without --sandbox never load the sandbox.
   const { startSandbox, DEFAULT_CLIENT_ID, DEFAULT_CLIENT_SECRET } = await import('../sandbox/index.js');
   let sandbox: Sandbox;
@@ -43,8 +44,7 @@ export async function startLocalSandbox(env: NodeJS.ProcessEnv = process.env): P
     HCM_REFRESH_TOKEN: sandbox.issueRefreshToken(),
     HCM_TENANT: 'sandbox',
   };
-  Object.assign(env, values);
-  return sandbox;
+  return { sandbox, env: { ...base, ...values } };
 }
 
 /**
@@ -53,7 +53,7 @@ export async function startLocalSandbox(env: NodeJS.ProcessEnv = process.env): P
  * HCM call after a restart would fail with invalid_grant. Forgets the ones stored for the sandbox's
  * token endpoint and client (the key every connection written with the HCM_* variables uses).
  */
-export async function forgetPreviousSandboxTokens(tokens: TokenStore, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function forgetPreviousSandboxTokens(tokens: TokenStore, env: NodeJS.ProcessEnv): Promise<void> {
   const config: Record<string, unknown> = {
     authorizeUrl: env.HCM_AUTHORIZE_URL,
     tokenUrl: env.HCM_TOKEN_URL,

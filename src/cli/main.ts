@@ -1,4 +1,5 @@
 /** The `hcm-runner` command line: dispatches to one module per command (the table in commands.ts). */
+import { resolveSetting, SettingError } from '../settings/resolve.js';
 import { UsageError } from './args.js';
 import { commands } from './commands.js';
 
@@ -32,13 +33,15 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await (await command.load())(rest);
   } catch (err) {
-    if (err instanceof UsageError) {
+    if (err instanceof UsageError || err instanceof SettingError) {
       process.stderr.write(`hcm-runner ${name}: ${err.message}\n`);
       return 2;
     }
     // The message is written for the person at the terminal; the stack only on request.
     const e = err as Error;
-    process.stderr.write(`hcm-runner ${name}: ${process.env.HCM_RUNNER_DEBUG ? (e.stack ?? String(err)) : (e.message ?? String(err))}\n`);
+    process.stderr.write(
+      `hcm-runner ${name}: ${resolveSetting('debug', { env: process.env }) ? (e.stack ?? String(err)) : (e.message ?? String(err))}\n`,
+    );
     return 1;
   }
 }

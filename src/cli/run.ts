@@ -9,6 +9,8 @@ import { manualTriggerData } from '../triggers/manual.js';
 import { parse, UsageError } from './args.js';
 import { forgetPreviousSandboxTokens, startLocalSandbox } from './local-sandbox.js';
 import { localServices } from './services.js';
+import { cliFileLimits } from './settings.js';
+import type { FileLimits } from '../definition/limits.js';
 
 export const runUsage = `Usage: hcm-runner run FILE [--payload JSON_FILE] [--data DIR] [--sandbox]
 
@@ -40,28 +42,31 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
   }
   // Before loading: the file's `{env: HCM_…}` values must resolve to the sandbox.
-  const sandbox = values.sandbox ? await startLocalSandbox(process.env) : undefined;
+  const limits = cliFileLimits();
+  const local = values.sandbox ? await startLocalSandbox(process.env) : undefined;
   try {
-    return await runOnce(positionals[0]!, payload, values.data as string, !!sandbox);
+    return await runOnce(positionals[0]!, payload, values.data as string, limits, local?.env);
   } finally {
-    await sandbox?.close();
+    await local?.sandbox.close();
   }
 }
 
-async function runOnce(file: string, payload: unknown, dataDir: string, sandbox: boolean): Promise<number> {
-  const loaded = loadFile(resolve(file), file);
+/** `sandboxEnv`: with --sandbox, the environment pointing at it. */
+async function runOnce(file: string, payload: unknown, dataDir: string, limits: FileLimits, sandboxEnv?: NodeJS.ProcessEnv): Promise<number> {
+  const loaded = loadFile(resolve(file), file, limits);
   if (!loaded.integration) {
     process.stderr.write(`${formatProblems(loaded.problems, 'text')}\n`);
     return 1;
   }
   const executionId = newExecutionId();
   const services = await localServices(dataDir);
-  if (sandbox) await forgetPreviousSandboxTokens(services.tokens);
+  if (sandboxEnv) await forgetPreviousSandboxTokens(services.tokens, sandboxEnv);
   const record = await runExecution({
     integration: loaded.integration,
     trigger: manualTriggerData(loaded.integration, payload, { executionId }),
     executionId,
     services,
+    env: sandboxEnv ?? process.env,
   }).finally(() => services.close());
   process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   return record.status === 'succeeded' ? 0 : 1;

@@ -10,6 +10,7 @@ import type { ExecutionRecord } from '../engine/record.js';
 import { formatProblems } from '../definition/problems.js';
 import type { LoadedFile } from '../definition/load.js';
 import { IntegrationLookup, loadTestFile, testSchemaPath } from '../testing/load.js';
+import { cliFileLimits } from './settings.js';
 import { caseFromExecution, RecordError } from '../testing/record.js';
 import { AdminClient, enc, runClient } from './admin-client.js';
 import { UsageError } from './args.js';
@@ -49,7 +50,7 @@ export async function recordCommand(opts: RecordOptions): Promise<number> {
   });
   if (code !== 0 || !written) return code;
   // The file must load as a test file; say so now rather than at the next CI run.
-  const check = loadTestFile(written);
+  const check = loadTestFile(written, new IntegrationLookup(cliFileLimits()));
   if (check.problems.length) {
     process.stderr.write(`${formatProblems(check.problems, 'text')}\n`);
     return 1;
@@ -62,7 +63,7 @@ export async function recordCommand(opts: RecordOptions): Promise<number> {
  * test file written into the folder the server runs is a plain way of naming that folder.
  */
 function findByName(name: string, opts: RecordOptions): { found?: LoadedFile; names: string[]; searched: string[] } {
-  const lookup = new IntegrationLookup();
+  const lookup = new IntegrationLookup(cliFileLimits());
   const searched = [opts.dir];
   if (opts.out !== undefined && resolve(dirname(opts.out)) !== resolve(opts.dir)) searched.push(dirname(opts.out));
   const names: string[] = [];

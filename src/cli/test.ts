@@ -7,6 +7,7 @@ import { listTestFiles } from '../definition/load.js';
 import { formatReport, TEST_FORMATS, type TestFormat } from '../testing/report.js';
 import { runTestFiles } from '../testing/run-files.js';
 import { parse, UsageError } from './args.js';
+import { cliFileLimits } from './settings.js';
 
 export const testUsage = `Usage: hcm-runner test [PATH…] [--format text|json|junit|github] [--sandbox]
        hcm-runner test --record EXECUTION_ID [--out FILE] [--dir DIR] [--server URL] [--data DIR]
@@ -73,13 +74,15 @@ export async function testCommand(argv: string[]): Promise<number> {
   const { files, missing } = listTestFiles(positionals.length ? positionals : ['integrations']);
   if (missing.length) throw new UsageError(`no such file or folder: ${missing.join(', ')}`);
 
+  const fileLimits = cliFileLimits();
   let sandbox: { close(): Promise<void> } | undefined;
+  let env = process.env;
   if (values.sandbox) {
     const { startLocalSandbox } = await import('./local-sandbox.js');
-    sandbox = await startLocalSandbox(process.env);
+    ({ sandbox, env } = await startLocalSandbox(process.env));
   }
   try {
-    const report = await runTestFiles(files, { env: process.env, sandbox: values.sandbox === true });
+    const report = await runTestFiles(files, { env, sandbox: values.sandbox === true, fileLimits });
     process.stdout.write(`${formatReport(report, format)}\n`);
     if (report.problems.length) return 2;
     return report.files.some((f) => f.cases.some((c) => !c.passed)) ? 1 : 0;

@@ -4,6 +4,7 @@ import { formatProblems } from '../definition/problems.js';
 import type { Problem } from '../definition/types.js';
 import { IntegrationLookup, loadTestFile } from '../testing/load.js';
 import { parse, UsageError } from './args.js';
+import { cliFileLimits } from './settings.js';
 
 export const validateUsage = `Usage: hcm-runner validate [PATH…] [--format text|json|github]
 
@@ -29,8 +30,9 @@ export async function validateCommand(argv: string[]): Promise<number> {
   if (missing.length) throw new UsageError(`no such file or folder: ${missing.join(', ')}`);
   const testFiles = listTestFiles(paths).files;
   const files = [...integrationFiles, ...testFiles];
-  const problems: Problem[] = loadFiles(integrationFiles).flatMap((l) => l.problems);
-  const lookup = new IntegrationLookup();
+  const limits = cliFileLimits();
+  const problems: Problem[] = loadFiles(integrationFiles, limits).flatMap((l) => l.problems);
+  const lookup = new IntegrationLookup(limits);
   for (const f of testFiles) problems.push(...loadTestFile(f, lookup).problems);
   const out = formatProblems(problems, format);
   if (format === 'json') process.stdout.write(`${out}\n`);

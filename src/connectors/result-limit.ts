@@ -6,15 +6,11 @@
  */
 import { ActionError } from '../common/errors.js';
 import type { RuntimeServices } from './types.js';
-import { positiveIntEnv } from '../common/env.js';
+import { settingSpecs } from '../settings/spec.js';
 
-export const RESULT_LIMIT_ENV = 'HCM_RUNNER_MAX_RESULT_BYTES';
-export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024;
-
-/** HCM_RUNNER_MAX_RESULT_BYTES (whole bytes, at least 1), else the default. */
-export function resultLimitFromEnv(env: NodeJS.ProcessEnv): number {
-  return positiveIntEnv(env, RESULT_LIMIT_ENV) ?? DEFAULT_MAX_RESULT_BYTES;
-}
+/** Named in the error; the setting (`--max-result-bytes`) is read by src/settings/ and handed down in RuntimeServices. */
+export const RESULT_LIMIT_ENV = settingSpecs.maxResultBytes.env;
+export const DEFAULT_MAX_RESULT_BYTES = settingSpecs.maxResultBytes.default;
 
 export function maxResultBytes(services: RuntimeServices | undefined): number {
   return services?.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;

@@ -12,10 +12,11 @@ import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { adminTokenMatcher } from '../server/admin-token.js';
 import type { Store } from '../store/types.js';
+import { settingSpecs } from '../settings/spec.js';
 
 export const SESSION_COOKIE = 'hcm_console';
 /** How long a console session lasts after signing in, unless HCM_RUNNER_CONSOLE_SESSION_SECONDS says otherwise. */
-export const DEFAULT_SESSION_SECONDS = 12 * 60 * 60;
+export const DEFAULT_SESSION_SECONDS = settingSpecs.consoleSessionSeconds.default;
 
 export class ConsoleSessions {
   private readonly key: Buffer;

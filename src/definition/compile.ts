@@ -17,7 +17,7 @@ import { closest } from './suggest.js';
 import { compileTemplate, expressionsIn } from './templates.js';
 import type { CompiledIntegration, CompiledStep, CompiledTrigger, ConnectionDefinition, Problem, RetryPolicy, ValueTemplate } from './types.js';
 import { joinPointer, type YamlSource } from './yaml-source.js';
-import { fileLimits, type FileLimits } from './limits.js';
+import { DEFAULT_FILE_LIMITS, type FileLimits } from './limits.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -27,7 +27,7 @@ export interface CompileResult {
   problems: Problem[];
 }
 
-export function compileIntegration(src: YamlSource, limits: FileLimits = fileLimits()): CompileResult {
+export function compileIntegration(src: YamlSource, limits: FileLimits = DEFAULT_FILE_LIMITS): CompileResult {
   const problems = new ProblemSink(src);
   // YAML errors cascade: after the first one the parser's view of the file is unreliable.
   const firstSyntaxError = src.syntaxErrors[0];

@@ -15,12 +15,23 @@ export const valueDefs: Record<string, JsonSchema> = {
     additionalProperties: false,
     properties: { env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }, default: {} },
   },
-  anyValue: { description: 'Any value: literals, {env: NAME, default}, expressions, nested objects and arrays.' },
-  stringValue: { 'x-expect': 'a string or {env: NAME, default: …}', anyOf: [{ type: 'string' }, { $ref: '#/$defs/env' }] },
+  file: {
+    description:
+      "A value read from a file when the integration runs: its content without the trailing newline (a mounted secret). PATH is relative to the integration file's folder, or absolute.",
+    type: 'object',
+    required: ['file'],
+    additionalProperties: false,
+    properties: { file: { type: 'string', minLength: 1 }, default: {} },
+  },
+  anyValue: { description: 'Any value: literals, {env: NAME, default}, {file: PATH, default}, expressions, nested objects and arrays.' },
+  stringValue: {
+    'x-expect': 'a string, {env: NAME, default: …} or {file: PATH, default: …}',
+    anyOf: [{ type: 'string' }, { $ref: '#/$defs/env' }, { $ref: '#/$defs/file' }],
+  },
   booleanOrExpression: { 'x-expect': 'true, false or an expression {% … %}', anyOf: [{ type: 'boolean' }, { $ref: '#/$defs/expression' }] },
   integerValue: {
-    'x-expect': 'an integer, an expression {% … %} or {env: NAME}',
-    anyOf: [{ type: 'integer' }, { $ref: '#/$defs/expression' }, { $ref: '#/$defs/env' }],
+    'x-expect': 'an integer, an expression {% … %}, {env: NAME} or {file: PATH}',
+    anyOf: [{ type: 'integer' }, { $ref: '#/$defs/expression' }, { $ref: '#/$defs/env' }, { $ref: '#/$defs/file' }],
   },
   duration: { description: 'A duration such as 30s, 15m, 2h or 1d.', type: 'string', pattern: '^[0-9]+(ms|s|m|h|d)$' },
 };
@@ -35,7 +46,8 @@ export const documentOptions: Options = {
   enabled: { schema: { type: 'boolean' }, default: true, description: 'false = loaded and validated, never triggered (the test URL still answers).' },
   config: {
     schema: { type: 'object', additionalProperties: { $ref: '#/$defs/anyValue' } },
-    description: 'Values for expressions, read as $config.<key>. Each may be a literal, {env: NAME, default} or an expression.',
+    description:
+      'Values for expressions, read as $config.<key>. Each may be a literal, {env: NAME, default}, {file: PATH, default} or an expression.',
   },
   connections: {
     schema: { type: 'object', propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_-]*$' }, additionalProperties: { $ref: '#/$defs/connection' } },
@@ -67,7 +79,7 @@ export const stepOptions: Options = {
   connection: { schema: { type: 'string' }, description: 'Name of a connection under `connections`.' },
   inputs: {
     schema: { type: 'object', additionalProperties: { $ref: '#/$defs/anyValue' } },
-    description: "The action's inputs; each value may be a literal, {env: NAME} or an expression.",
+    description: "The action's inputs; each value may be a literal, {env: NAME}, {file: PATH} or an expression.",
   },
   if: { schema: { $ref: '#/$defs/booleanOrExpression' }, description: 'Run the step only when true.' },
   forEach: {

@@ -11,7 +11,7 @@ import { inputValidators as generated } from './generated/input-validators.js';
 import type { ProblemSink } from './problems.js';
 import { createAjv, enumGot, explainErrors } from './schema-validator.js';
 import { closest } from './suggest.js';
-import { expressionBody, isEnvValue } from './templates.js';
+import { expressionBody, isEnvValue, isFileValue } from './templates.js';
 import { joinPointer } from './yaml-source.js';
 
 /** A validator as both the generated code and ajv's compile return it. */
@@ -39,9 +39,9 @@ export function inputValidator(action: ActionDeclaration, name: string): InputVa
   return v;
 }
 
-/** Whether a value still holds an expression or env lookup somewhere inside. */
+/** Whether a value still holds an expression, env lookup or file read somewhere inside. */
 export function isDynamic(value: unknown): boolean {
-  if (expressionBody(value) !== undefined || isEnvValue(value)) return true;
+  if (expressionBody(value) !== undefined || isEnvValue(value) || isFileValue(value)) return true;
   if (Array.isArray(value)) return value.some(isDynamic);
   if (value && typeof value === 'object') return Object.values(value).some(isDynamic);
   return false;

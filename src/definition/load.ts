@@ -5,7 +5,7 @@
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, type Stats } from 'node:fs';
 import { basename, join, relative } from 'node:path';
 import { compileIntegration } from './compile.js';
-import { fileLimits, formatBytes, type FileLimits } from './limits.js';
+import { DEFAULT_FILE_LIMITS, formatBytes, type FileLimits } from './limits.js';
 import type { CompiledIntegration, Problem, SourcePosition } from './types.js';
 import { parseYamlSource } from './yaml-source.js';
 
@@ -43,7 +43,7 @@ export function isIntegrationFile(name: string): boolean {
 }
 
 /** Parses and compiles one file's text; `file` is how it is named in problems. */
-export function loadText(file: string, text: string, limits: FileLimits = fileLimits()): LoadedFile {
+export function loadText(file: string, text: string, limits: FileLimits = DEFAULT_FILE_LIMITS): LoadedFile {
   const src = parseYamlSource(file, text);
   const { integration, problems } = compileIntegration(src, limits);
   if (!integration) return { file, problems, header: fileHeader(src.value, text) };
@@ -66,7 +66,7 @@ function fileHeader(value: unknown, text: string): FileHeader | undefined {
   return m ? { name: m[1] } : undefined;
 }
 
-export function loadFile(path: string, displayPath = displayName(path), limits: FileLimits = fileLimits()): LoadedFile {
+export function loadFile(path: string, displayPath = displayName(path), limits: FileLimits = DEFAULT_FILE_LIMITS): LoadedFile {
   let signature: string | undefined;
   const read = readIntegrationText(path, limits.maxFileBytes, (st) => (signature = statSignature(st)));
   const loaded: LoadedFile =
@@ -142,8 +142,8 @@ function listFiles(paths: string[], accept: (name: string) => boolean, given: (f
 }
 
 /** Loads many files and reports duplicate names on the later file. */
-export function loadFiles(files: string[]): LoadedFile[] {
-  const loaded = files.map((f) => loadFile(f));
+export function loadFiles(files: string[], limits: FileLimits = DEFAULT_FILE_LIMITS): LoadedFile[] {
+  const loaded = files.map((f) => loadFile(f, undefined, limits));
   markDuplicateNames(loaded);
   return loaded;
 }

@@ -1,9 +1,11 @@
 /**
  * Turns values as written in YAML into templates: `{% … %}` strings become compiled JSONata
  * expressions (once per source text; checked at load, compiled at load or, when expression-check.ts
- * is sure they compile, when they first run), `{env: NAME, default}` becomes an env lookup for run time, objects
+ * is sure they compile, when they first run), `{env: NAME, default}` becomes an env lookup for run time,
+ * `{file: PATH, default}` a file read at run time (PATH resolved against the integration's folder now), objects
  * and arrays recurse. A syntax error is reported at the expression's line and column.
  */
+import { dirname, isAbsolute, resolve } from 'node:path';
 import jsonata, { type Expression } from 'jsonata';
 import { surelyCompiles } from './expression-check.js';
 import type { SourcePosition, ValueTemplate } from './types.js';
@@ -26,6 +28,13 @@ export function isEnvValue(value: unknown): value is { env: string; default?: un
   if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
   const keys = Object.keys(value);
   return typeof (value as { env?: unknown }).env === 'string' && keys.every((k) => k === 'env' || k === 'default');
+}
+
+export function isFileValue(value: unknown): value is { file: string; default?: unknown } {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  const file = (value as { file?: unknown }).file;
+  return typeof file === 'string' && file !== '' && keys.every((k) => k === 'file' || k === 'default');
 }
 
 /**
@@ -64,7 +73,17 @@ function lazyExpression(body: string, pointer: string, position: SourcePosition)
   return t;
 }
 
-export function compileTemplate(value: unknown, pointer: string, src: YamlSource, problems: ProblemSink): ValueTemplate {
+/**
+ * `dir`: the folder `{file: PATH}` values are relative to — the integration file's (default: the
+ * folder of `src.file`, a path relative to the working directory or absolute).
+ */
+export function compileTemplate(
+  value: unknown,
+  pointer: string,
+  src: YamlSource,
+  problems: ProblemSink,
+  dir: string = dirname(resolve(src.file)),
+): ValueTemplate {
   const body = expressionBody(value);
   if (body !== undefined) {
     const position = src.positionOf(pointer);
@@ -85,13 +104,17 @@ export function compileTemplate(value: unknown, pointer: string, src: YamlSource
   if (isEnvValue(value)) {
     return { kind: 'env', name: value.env, default: value.default, hasDefault: 'default' in value, pointer };
   }
+  if (isFileValue(value)) {
+    const path = isAbsolute(value.file) ? value.file : resolve(dir, value.file);
+    return { kind: 'file', path, written: value.file, default: value.default, hasDefault: 'default' in value, pointer };
+  }
   if (Array.isArray(value)) {
-    return { kind: 'array', items: value.map((v, i) => compileTemplate(v, joinPointer(pointer, i), src, problems)) };
+    return { kind: 'array', items: value.map((v, i) => compileTemplate(v, joinPointer(pointer, i), src, problems, dir)) };
   }
   if (value && typeof value === 'object') {
     return {
       kind: 'object',
-      entries: Object.entries(value).map(([k, v]) => [k, compileTemplate(v, joinPointer(pointer, k), src, problems)] as [string, ValueTemplate]),
+      entries: Object.entries(value).map(([k, v]) => [k, compileTemplate(v, joinPointer(pointer, k), src, problems, dir)] as [string, ValueTemplate]),
     };
   }
   return { kind: 'literal', value };

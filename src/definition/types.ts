@@ -15,6 +15,8 @@ export type ValueTemplate =
   | { kind: 'literal'; value: unknown }
   | { kind: 'expr'; source: string; expression: Expression; pointer: string; position: SourcePosition }
   | { kind: 'env'; name: string; default?: unknown; hasDefault: boolean; pointer: string }
+  /** `{file: PATH}`: `path` resolved against the integration file's folder, `written` as in the file (for messages). */
+  | { kind: 'file'; path: string; written: string; default?: unknown; hasDefault: boolean; pointer: string }
   | { kind: 'object'; entries: Array<[string, ValueTemplate]> }
   | { kind: 'array'; items: ValueTemplate[] };
 

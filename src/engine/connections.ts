@@ -1,12 +1,13 @@
 /**
- * Resolves an integration's named connection: its config with env values read now. An optional
- * input whose env variable is unset is simply absent — a `refreshToken` env is only needed until
- * tokens are stored.
+ * Resolves an integration's named connection: its config with env and file values read now. An
+ * optional input whose env variable is unset, or whose file does not exist, is simply absent — a
+ * `refreshToken` is only needed until tokens are stored.
  */
 import { findConnectionType } from '../connectors/catalog.js';
 import type { ResolvedConnection } from '../connectors/types.js';
 import type { CompiledIntegration } from '../definition/types.js';
 import { evaluateTemplate, type Scope } from './evaluate.js';
+import { FileValueError, readFileValue } from './file-value.js';
 
 export async function resolveConnection(integration: CompiledIntegration, name: string, scope: Scope): Promise<ResolvedConnection> {
   const def = integration.connections[name];
@@ -18,8 +19,16 @@ export async function resolveConnection(integration: CompiledIntegration, name: 
     const inputs = findConnectionType(def.type)?.inputs ?? {};
     const config: Record<string, unknown> = {};
     for (const [key, template] of def.config.entries) {
-      const optionalEnv = template.kind === 'env' && !template.hasDefault && !inputs[key]?.required;
-      if (optionalEnv && scope.env[template.name] === undefined) continue;
+      const optional = (template.kind === 'env' || template.kind === 'file') && !template.hasDefault && !inputs[key]?.required;
+      if (optional && template.kind === 'env' && scope.env[template.name] === undefined) continue;
+      if (optional && template.kind === 'file') {
+        const value = await readFileValue(template).catch((err: Error) => {
+          if (err instanceof FileValueError && err.missing) return undefined;
+          throw err;
+        });
+        if (value !== undefined) config[key] = value;
+        continue;
+      }
       config[key] = await evaluateTemplate(template, scope);
     }
     return { name, type: def.type, config };

@@ -7,6 +7,7 @@ import { setOwn } from '../common/own.js';
 import { describeLocation } from '../definition/schema-validator.js';
 import { directEvaluator, MISS } from './direct-expression.js';
 import { ExpressionLimitError, guardExpression } from './expression-guard.js';
+import { FileValueError, readFileValue } from './file-value.js';
 
 /** The bindings of docs/authoring.md "Expressions": `$` is `$trigger`. */
 export interface Scope {
@@ -47,6 +48,13 @@ export async function evaluateTemplate(t: ValueTemplate, scope: Scope): Promise<
         t.pointer,
       );
     }
+    case 'file':
+      try {
+        return await readFileValue(t);
+      } catch (err) {
+        if (err instanceof FileValueError) throw new EvaluationError(err.message, t.pointer);
+        throw err;
+      }
     case 'array': {
       const out: unknown[] = [];
       for (const item of t.items) out.push(await evaluateTemplate(item, scope));

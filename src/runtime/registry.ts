@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import { listIntegrationFiles, loadFile, markDuplicateNames, statSignature, type FileHeader, type LoadedFile } from '../definition/load.js';
+import { DEFAULT_FILE_LIMITS, type FileLimits } from '../definition/limits.js';
 import type { CompiledIntegration, Problem } from '../definition/types.js';
 
 export interface RegistryEntry {
@@ -40,7 +41,10 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
   private readonly byFile = new Map<string, RegistryEntry>();
   private readonly byName = new Map<string, RegistryEntry>();
 
-  constructor(readonly dir: string) {
+  constructor(
+    readonly dir: string,
+    private readonly limits: FileLimits = DEFAULT_FILE_LIMITS,
+  ) {
     super();
   }
 
@@ -73,7 +77,7 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
     const loaded: LoadedFile[] = [];
     for (const f of files) {
       const display = this.display(f);
-      const l = loadFile(f, display);
+      const l = loadFile(f, display, this.limits);
       // Taken as the file was opened, before reading: a later edit differs from it.
       signatures.set(display, l.signature ?? fileSignature(f));
       loaded.push(l);
@@ -98,7 +102,7 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
   /** Loads one file from disk (the watcher's entry point) and applies it. */
   reloadFile(path: string): RegistryEntry {
     const display = this.display(path);
-    const loaded = loadFile(resolve(path), display);
+    const loaded = loadFile(resolve(path), display, this.limits);
     return this.replace(display, loaded, loaded.signature ?? fileSignature(path));
   }
 

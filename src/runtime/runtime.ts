@@ -5,7 +5,8 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import { resultLimitFromEnv } from '../connectors/result-limit.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../connectors/result-limit.js';
+import type { FileLimits } from '../definition/limits.js';
 import type { RuntimeServices } from '../connectors/types.js';
 import type { ExecutionStatus } from '../engine/record.js';
 import type { CaptureBounds } from '../store/captures.js';
@@ -49,6 +50,10 @@ export interface RuntimeOptions {
   captures?: CaptureBounds;
   /** Whether core.http may call private and loopback addresses (docs/server.md "Outbound policy"). */
   allowPrivateNetwork?: boolean;
+  /** Largest HTTP response body a step reads (the HCM_RUNNER_MAX_RESULT_BYTES setting; default 16 MiB). */
+  maxResultBytes?: number;
+  /** Bounds on one integration file (HCM_RUNNER_MAX_FILE_BYTES, HCM_RUNNER_MAX_STEPS; default the built-in ones). */
+  fileLimits?: FileLimits;
 }
 
 /** An execution changed state in this process (queued here, started or finished here). */
@@ -104,7 +109,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.publicUrl = opts.publicUrl.replace(/\/+$/, '');
     this.logger = opts.logger;
     this.env = opts.env ?? process.env;
-    this.registry = new IntegrationRegistry(opts.dir);
+    this.registry = new IntegrationRegistry(opts.dir, opts.fileLimits);
     this.tokens = new WebhookTokens(opts.store);
     this.intake = opts.intake ?? DEFAULT_INTAKE_LIMITS;
     this.captureBounds = opts.captures ?? {};
@@ -112,7 +117,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       tokens: opts.store.tokens,
       publicUrl: this.publicUrl,
       allowPrivateNetwork: opts.allowPrivateNetwork === true,
-      maxResultBytes: resultLimitFromEnv(this.env),
+      maxResultBytes: opts.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
     };
     this.dispatcher = new ExecutionDispatcher({
       store: opts.store,

@@ -10,8 +10,10 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { settingSpecs } from '../settings/spec.js';
 
-export const ADMIN_TOKEN_ENV = 'HCM_RUNNER_ADMIN_TOKEN';
+/** Named in messages; the setting itself is read by src/settings/ (also from HCM_RUNNER_ADMIN_TOKEN_FILE). */
+export const ADMIN_TOKEN_ENV = settingSpecs.adminToken.env;
 export const ADMIN_TOKEN_FILE = 'admin-token';
 
 export function adminTokenPath(dataDir: string): string {

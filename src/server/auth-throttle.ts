@@ -19,12 +19,13 @@ import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { HttpError } from '../common/errors.js';
 import type { AppEnv } from './types.js';
+import { settingSpecs } from '../settings/spec.js';
 
 /** Where a token was presented: the console's sign-in form or the admin API's bearer header. */
 export type AuthSurface = 'sign-in' | 'admin-api';
 
-export const DEFAULT_AUTH_MAX_FAILURES = 10;
-export const DEFAULT_AUTH_MAX_LOCKOUT_SECONDS = 60;
+export const DEFAULT_AUTH_MAX_FAILURES = settingSpecs.authMaxFailures.default;
+export const DEFAULT_AUTH_MAX_LOCKOUT_SECONDS = settingSpecs.authMaxLockoutSeconds.default;
 /** A client quiet (no failure) for this long starts afresh. */
 export const FAILURE_MEMORY_MS = 15 * 60 * 1000;
 /** Addresses remembered at most (~100 bytes each). */

@@ -16,15 +16,50 @@ import type { Store } from '../store/types.js';
 import type { DispatcherLimits } from '../runtime/dispatch/limits.js';
 import type { RegistryEntry } from '../runtime/registry.js';
 import { Runtime } from '../runtime/runtime.js';
-import { intakeLimits, parseHeaderList } from '../triggers/webhook/limits.js';
+import { resolveSettings } from '../settings/resolve.js';
+import { type Settings, settingSpecs } from '../settings/spec.js';
+import { intakeLimits } from '../triggers/webhook/limits.js';
 import { ADMIN_TOKEN_ENV, checkAdminToken, loadOrCreateAdminToken } from './admin-token.js';
 import { createApp } from './app.js';
-import { createLogger } from './logger.js';
+import { createLogger, logFormat } from './logger.js';
 import { createMetrics } from './metrics.js';
-import { DEFAULT_OPERATOR_AUTH_SETTINGS, type OperatorAuthSettings } from './operator-auth.js';
+import type { OperatorAuthSettings } from './operator-auth.js';
 import type { Surface } from './surfaces.js';
 import type { AppEnv } from './types.js';
-import { positiveIntEnv } from '../common/env.js';
+
+/**
+ * The settings `startServer` takes from the spec (src/settings/spec.ts) when it is not handed them
+ * (tests start it in-process with an `env`); where it listens and what it serves are its options.
+ */
+const SERVER_SETTING_KEYS = [
+  'adminToken',
+  'secret',
+  'publicUrl',
+  'logLevel',
+  'logFormat',
+  'shutdownGraceMs',
+  'concurrency',
+  'integrationConcurrency',
+  'backlog',
+  'integrationBacklog',
+  'maxInterruptions',
+  'maxResultBytes',
+  'retentionDays',
+  'allowPrivateNetwork',
+  'maxFormParts',
+  'redactHeaders',
+  'authMaxFailures',
+  'authMaxLockoutSeconds',
+  'consoleSessionSeconds',
+  'maxAdminBodyBytes',
+  'captureMaxBytes',
+  'captureKeep',
+  'maxFileBytes',
+  'maxSteps',
+  'replicaId',
+  'leaseSeconds',
+] as const;
+export type ServerSettings = Pick<Settings, (typeof SERVER_SETTING_KEYS)[number]>;
 
 export interface ServerOptions {
   /** Integrations folder (default ./integrations). */
@@ -61,6 +96,12 @@ export interface ServerOptions {
   logger?: Logger;
   /** When no logger is given (default HCM_RUNNER_LOG_LEVEL or info). */
   logLevel?: string;
+  /**
+   * The resolved settings (`serve` passes them); default: resolved from `env` by the spec. The
+   * options above and below win over them.
+   */
+  settings?: ServerSettings;
+  /** What integrations' `{env: NAME}` values read (default process.env); also the settings' source without `settings`. */
   env?: NodeJS.ProcessEnv;
   queue?: ExecutionQueue;
   /**
@@ -116,43 +157,49 @@ export interface RunningServer {
   close(graceMs?: number): Promise<void>;
 }
 
-export const DEFAULT_SHUTDOWN_GRACE_MS = 10_000;
+export const DEFAULT_SHUTDOWN_GRACE_MS = settingSpecs.shutdownGraceMs.default;
 
 export async function startServer(opts: ServerOptions = {}): Promise<RunningServer> {
   const env = opts.env ?? process.env;
   // Settings first: a bad value fails before anything is opened.
-  const allowPrivateNetwork = opts.allowPrivateNetwork ?? envFlag(env.HCM_RUNNER_ALLOW_PRIVATE_NETWORK);
+  const settings = opts.settings ?? resolveSettings(SERVER_SETTING_KEYS, { env });
+  const allowPrivateNetwork = opts.allowPrivateNetwork ?? settings.allowPrivateNetwork;
   const intake = intakeLimits({
-    maxFormParts: opts.maxFormParts ?? positiveIntEnv(env, 'HCM_RUNNER_MAX_FORM_PARTS'),
-    redactHeaders: opts.redactHeaders ?? parseHeaderList(env.HCM_RUNNER_REDACT_HEADERS),
+    maxFormParts: opts.maxFormParts ?? settings.maxFormParts,
+    redactHeaders: opts.redactHeaders ?? settings.redactHeaders,
   });
   const auth: OperatorAuthSettings = {
-    maxFailures: opts.auth?.maxFailures ?? positiveIntEnv(env, 'HCM_RUNNER_AUTH_MAX_FAILURES') ?? DEFAULT_OPERATOR_AUTH_SETTINGS.maxFailures,
-    maxLockoutSeconds:
-      opts.auth?.maxLockoutSeconds ?? positiveIntEnv(env, 'HCM_RUNNER_AUTH_MAX_LOCKOUT_SECONDS') ?? DEFAULT_OPERATOR_AUTH_SETTINGS.maxLockoutSeconds,
-    consoleSessionSeconds:
-      opts.auth?.consoleSessionSeconds ??
-      positiveIntEnv(env, 'HCM_RUNNER_CONSOLE_SESSION_SECONDS') ??
-      DEFAULT_OPERATOR_AUTH_SETTINGS.consoleSessionSeconds,
-    maxAdminBodyBytes:
-      opts.auth?.maxAdminBodyBytes ?? positiveIntEnv(env, 'HCM_RUNNER_MAX_ADMIN_BODY_BYTES') ?? DEFAULT_OPERATOR_AUTH_SETTINGS.maxAdminBodyBytes,
+    maxFailures: opts.auth?.maxFailures ?? settings.authMaxFailures,
+    maxLockoutSeconds: opts.auth?.maxLockoutSeconds ?? settings.authMaxLockoutSeconds,
+    consoleSessionSeconds: opts.auth?.consoleSessionSeconds ?? settings.consoleSessionSeconds,
+    maxAdminBodyBytes: opts.auth?.maxAdminBodyBytes ?? settings.maxAdminBodyBytes,
   };
+  const limits: Partial<DispatcherLimits> = {
+    concurrency: settings.concurrency,
+    perIntegration: settings.integrationConcurrency,
+    backlog: settings.backlog,
+    maxInterruptions: settings.maxInterruptions,
+    ...(settings.integrationBacklog === undefined ? {} : { backlogPerIntegration: settings.integrationBacklog }),
+    ...opts.limits,
+  };
+  let logger = opts.logger ?? createLogger(opts.logLevel ?? settings.logLevel, logFormat(settings.logFormat));
+  const configuredToken = opts.adminToken ?? settings.adminToken;
   const captures: CaptureBounds = {
-    maxBytes: opts.captures?.maxBytes ?? positiveIntEnv(env, 'HCM_RUNNER_CAPTURE_MAX_BYTES'),
-    keep: opts.captures?.keep ?? positiveIntEnv(env, 'HCM_RUNNER_CAPTURE_KEEP'),
+    maxBytes: opts.captures?.maxBytes ?? settings.captureMaxBytes,
+    keep: opts.captures?.keep ?? settings.captureKeep,
   };
-  let logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');
-  const configuredToken = opts.adminToken ?? env.HCM_RUNNER_ADMIN_TOKEN;
   // A weak configured token fails before anything is opened (under NODE_ENV=production).
   if (configuredToken) checkAdminToken(configuredToken, ADMIN_TOKEN_ENV, env, (message) => logger.warn(message));
   const host = opts.host ?? '127.0.0.1';
-  const store = opts.store ?? (await openStore({ dataDir: resolve(opts.dataDir ?? 'data'), databaseUrl: opts.databaseUrl, secret: opts.secret }));
-  const replicaId = opts.replicaId ?? env.HCM_RUNNER_REPLICA_ID ?? (store.kind === 'postgres' ? `${hostname()}:${process.pid}` : undefined);
+  const store =
+    opts.store ??
+    (await openStore({ dataDir: resolve(opts.dataDir ?? 'data'), databaseUrl: opts.databaseUrl, secret: opts.secret ?? settings.secret }));
+  const replicaId = opts.replicaId ?? settings.replicaId ?? (store.kind === 'postgres' ? `${hostname()}:${process.pid}` : undefined);
   if (replicaId) logger = logger.child({ replica: replicaId });
 
   // The store decides how executions are queued (several replicas on PostgreSQL share its table).
-  const lease = Number(env.HCM_RUNNER_LEASE_SECONDS);
-  const queue = opts.queue ?? store.openQueue({ logger, replicaId, ...(lease > 0 ? { leaseSec: lease } : {}), ...opts.queueOptions });
+  const lease = settings.leaseSeconds;
+  const queue = opts.queue ?? store.openQueue({ logger, replicaId, ...(lease === undefined ? {} : { leaseSec: lease }), ...opts.queueOptions });
   const stopQueue = async () => {
     await queue.stop().catch((err: Error) => logger.warn({ err: err.message }, 'the execution queue did not stop cleanly'));
   };
@@ -201,14 +248,16 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const url = urlOf(host, port);
   const adminPort = adminServer ? (adminServer.address() as AddressInfo).port : undefined;
   const adminUrl = adminPort === undefined ? url : urlOf(adminHost, adminPort);
-  const publicUrl = (opts.publicUrl ?? env.HCM_RUNNER_PUBLIC_URL ?? url).replace(/\/+$/, '');
+  const publicUrl = (opts.publicUrl ?? settings.publicUrl ?? url).replace(/\/+$/, '');
 
   const runtime = new Runtime({
     dir: resolve(opts.dir ?? 'integrations'),
     store,
     publicUrl,
-    limits: opts.limits,
-    retentionDays: opts.retentionDays,
+    limits,
+    retentionDays: opts.retentionDays ?? settings.retentionDays,
+    maxResultBytes: settings.maxResultBytes,
+    fileLimits: { maxFileBytes: settings.maxFileBytes, maxSteps: settings.maxSteps },
     env,
     logger,
     queue,
@@ -233,7 +282,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   logger.info({ url, ...(adminServer ? { adminUrl } : {}), publicUrl, integrations: integrations.length }, 'hcm-runner listening');
 
   let closing: Promise<void> | undefined;
-  const close = (graceMs = opts.shutdownGraceMs ?? DEFAULT_SHUTDOWN_GRACE_MS) =>
+  const close = (graceMs = opts.shutdownGraceMs ?? settings.shutdownGraceMs) =>
     (closing ??= (async () => {
       // Stop accepting new connections; requests in progress (e.g. sync webhooks) may finish.
       const httpClosed = Promise.all([closeHttp(server, graceMs), adminServer && closeHttp(adminServer, graceMs)]);
@@ -269,9 +318,4 @@ function closeHttp(server: ServerType, graceMs = 0): Promise<void> {
     const t = setTimeout(() => s.closeAllConnections?.(), graceMs);
     t.unref();
   });
-}
-
-/** `1`, `true`, `yes` (any case) turn an environment switch on. */
-function envFlag(value: string | undefined): boolean {
-  return /^(1|true|yes)$/i.test(value?.trim() ?? '');
 }

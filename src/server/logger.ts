@@ -14,17 +14,12 @@ import { prettyStream } from './pretty-log.js';
 
 export type LogFormat = 'json' | 'pretty';
 
-export const LOG_FORMAT_ENV = 'HCM_RUNNER_LOG_FORMAT';
-
-/** The format asked for by HCM_RUNNER_LOG_FORMAT, else pretty on a terminal, JSON otherwise. */
-export function logFormat(env: NodeJS.ProcessEnv = process.env, out: { isTTY?: boolean } = process.stdout): LogFormat {
-  const asked = env[LOG_FORMAT_ENV]?.trim().toLowerCase();
-  if (asked === 'json' || asked === 'pretty') return asked;
-  if (asked) throw new Error(`${LOG_FORMAT_ENV} must be json or pretty, got "${env[LOG_FORMAT_ENV]}"`);
-  return out.isTTY ? 'pretty' : 'json';
+/** The format asked for (the HCM_RUNNER_LOG_FORMAT setting), else pretty on a terminal, JSON otherwise. */
+export function logFormat(asked: LogFormat | undefined, out: { isTTY?: boolean } = process.stdout): LogFormat {
+  return asked ?? (out.isTTY ? 'pretty' : 'json');
 }
 
-export function createLogger(level = process.env.HCM_RUNNER_LOG_LEVEL ?? 'info', format: LogFormat = logFormat()): Logger {
+export function createLogger(level = 'info', format: LogFormat = logFormat(undefined)): Logger {
   const options = {
     level,
     base: { service: 'hcm-runner' },

@@ -18,6 +18,7 @@ import { parseJsonBounded } from '../triggers/webhook/json.js';
 import type { IntakeLimits } from '../triggers/webhook/limits.js';
 import { readBody } from './read-body.js';
 import type { AppEnv } from './types.js';
+import { settingSpecs } from '../settings/spec.js';
 
 /**
  * The sign-in form holds one token and a `next` path: 4 KiB is plenty, and it is what an
@@ -25,7 +26,7 @@ import type { AppEnv } from './types.js';
  */
 export const SIGN_IN_BODY_LIMIT_BYTES = 4 * 1024;
 /** Admin API JSON bodies and the console's forms (HCM_RUNNER_MAX_ADMIN_BODY_BYTES). */
-export const DEFAULT_ADMIN_BODY_LIMIT_BYTES = 1024 * 1024;
+export const DEFAULT_ADMIN_BODY_LIMIT_BYTES = settingSpecs.maxAdminBodyBytes.default;
 
 /** A form's fields by name; a repeated field keeps its first value. */
 export type FormFields = Record<string, string>;

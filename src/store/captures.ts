@@ -10,12 +10,13 @@
  * read one at a time (`Store.getCapture`).
  */
 import { triggerJson } from '../common/trigger-json.js';
+import { settingSpecs } from '../settings/spec.js';
 import type { Capture, CaptureSummary } from './types.js';
 
 /** Captures kept per integration (HCM_RUNNER_CAPTURE_KEEP): the oldest are dropped. */
-export const DEFAULT_CAPTURE_KEEP = 50;
+export const DEFAULT_CAPTURE_KEEP = settingSpecs.captureKeep.default;
 /** Bytes of one capture's `$trigger` JSON stored at most (HCM_RUNNER_CAPTURE_MAX_BYTES). */
-export const DEFAULT_CAPTURE_MAX_BYTES = 256 * 1024;
+export const DEFAULT_CAPTURE_MAX_BYTES = settingSpecs.captureMaxBytes.default;
 /** Bytes of one capture's `$trigger` JSON a list carries at most. */
 export const CAPTURE_LIST_BYTES = 64 * 1024;
 /** Characters of the body preview in a summary. */

@@ -8,7 +8,7 @@
  */
 import { PostgresStore } from './postgres/postgres-store.js';
 import { SqliteStore } from './sqlite/sqlite-store.js';
-import { deriveKey, loadTokenKey, SECRET_ENV } from './token-crypto.js';
+import { deriveKey, loadTokenKey } from './token-crypto.js';
 import type { Store } from './types.js';
 
 export interface OpenStoreOptions {
@@ -16,7 +16,7 @@ export interface OpenStoreOptions {
   databaseUrl?: string;
   /** PostgreSQL schema (default `public`). */
   schema?: string;
-  /** Token encryption secret; default HCM_RUNNER_SECRET. */
+  /** Token encryption secret (the HCM_RUNNER_SECRET setting). */
   secret?: string;
 }
 
@@ -42,14 +42,14 @@ export function splitSchema(databaseUrl: string): { url: string; schema?: string
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
-  const secret = opts.secret ?? process.env[SECRET_ENV];
+  const secret = opts.secret;
   if (opts.databaseUrl && !isPostgresUrl(opts.databaseUrl)) {
     throw new Error('the database URL must start with postgres:// or postgresql://');
   }
   if (isPostgresUrl(opts.databaseUrl)) {
     let tokenKey: Buffer | undefined;
     if (secret) tokenKey = deriveKey(secret);
-    else if (opts.dataDir) tokenKey = await loadTokenKey(opts.dataDir, {});
+    else if (opts.dataDir) tokenKey = await loadTokenKey(opts.dataDir);
     const { url, schema } = splitSchema(opts.databaseUrl);
     return PostgresStore.open({ databaseUrl: url, schema: opts.schema ?? schema, tokenKey });
   }

@@ -10,10 +10,12 @@
 import { createCipheriv, createDecipheriv, randomBytes, scryptSync } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { join } from 'node:path';
+import { settingSpecs } from '../settings/spec.js';
 
 const VERSION = 'v1';
 const SALT = 'hcm-runner/token-store/v1';
-export const SECRET_ENV = 'HCM_RUNNER_SECRET';
+/** Named in messages; the setting itself is read by src/settings/ (also from HCM_RUNNER_SECRET_FILE). */
+export const SECRET_ENV = settingSpecs.secret.env;
 export const SECRET_FILE = 'secret.key';
 
 export function deriveKey(secret: string | Buffer): Buffer {
@@ -42,9 +44,8 @@ export function decryptString(blob: string, key: Buffer): string {
   }
 }
 
-/** The token key: from HCM_RUNNER_SECRET, else from (a newly created) `<dataDir>/secret.key`. */
-export async function loadTokenKey(dataDir: string, env: NodeJS.ProcessEnv = process.env): Promise<Buffer> {
-  const secret = env[SECRET_ENV];
+/** The token key: from `secret` (the HCM_RUNNER_SECRET setting), else from (a newly created) `<dataDir>/secret.key`. */
+export async function loadTokenKey(dataDir: string, secret?: string): Promise<Buffer> {
   if (secret) return deriveKey(secret);
   const file = join(dataDir, SECRET_FILE);
   await fs.mkdir(dataDir, { recursive: true, mode: 0o700 });

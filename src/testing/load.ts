@@ -9,6 +9,7 @@ import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { listIntegrationFiles, loadFile, type LoadedFile } from '../definition/load.js';
+import { DEFAULT_FILE_LIMITS, type FileLimits } from '../definition/limits.js';
 import { ProblemSink } from '../definition/problems.js';
 import { createAjv, explainErrors } from '../definition/schema-validator.js';
 import { closest } from '../definition/suggest.js';
@@ -37,6 +38,9 @@ export class IntegrationLookup {
   private readonly byDir = new Map<string, LoadedFile[]>();
   private readonly byPath = new Map<string, LoadedFile>();
 
+  /** `limits`: the file limits in force (the commands pass the HCM_RUNNER_MAX_* settings). */
+  constructor(private readonly limits: FileLimits = DEFAULT_FILE_LIMITS) {}
+
   /** `also`: further files with the same name (the reference is ambiguous). */
   byName(name: string, dir: string): { found?: LoadedFile; also: LoadedFile[]; names: string[] } {
     let loaded = this.byDir.get(dir);
@@ -53,7 +57,7 @@ export class IntegrationLookup {
     const abs = resolve(path);
     let l = this.byPath.get(abs);
     if (!l) {
-      l = loadFile(abs, display(abs));
+      l = loadFile(abs, display(abs), this.limits);
       this.byPath.set(abs, l);
     }
     return l;

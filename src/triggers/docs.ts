@@ -19,7 +19,7 @@ function describeSchema(s: JsonSchema): string {
     const name = s.$ref.split('/').pop()!;
     const known: Record<string, string> = {
       expression: 'expression `{% … %}`',
-      stringValue: 'string or `{env}`',
+      stringValue: 'string, `{env}` or `{file}`',
       duration: 'duration (`30s`, `15m`, `2h`, `1d`)',
       action: 'action key',
       inputs: 'map of inputs',

@@ -75,7 +75,7 @@ function resolveModule(root: string, file: string, spec: string): string | undef
   throw new Error(`${relative(root, file)} imports ${spec}, which is not a module under src/`);
 }
 
-function sourceFiles(dir: string): string[] {
+export function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { adminTokenFor } from '../../src/cli/admin-client.js';
 import { loadOrCreateAdminToken, readStoredAdminToken } from '../../src/server/admin-token.js';
-import { logFormat } from '../../src/server/logger.js';
+import { logFormat as formatFor } from '../../src/server/logger.js';
+import { resolveSetting } from '../../src/settings/resolve.js';
 import { formatLogLine } from '../../src/server/pretty-log.js';
 import { startServer } from '../../src/server/index.js';
 import { tempDir } from './helpers.js';
@@ -68,11 +69,12 @@ describe('the stored admin token', () => {
 
 describe('log format', () => {
   it('pretty on a terminal, JSON otherwise; HCM_RUNNER_LOG_FORMAT decides when set', () => {
+    const logFormat = (env: Record<string, string>, out: { isTTY?: boolean }) => formatFor(resolveSetting('logFormat', { env }), out);
     expect(logFormat({}, { isTTY: true })).toBe('pretty');
     expect(logFormat({}, { isTTY: false })).toBe('json');
     expect(logFormat({ HCM_RUNNER_LOG_FORMAT: 'json' }, { isTTY: true })).toBe('json');
     expect(logFormat({ HCM_RUNNER_LOG_FORMAT: 'pretty' }, { isTTY: false })).toBe('pretty');
-    expect(() => logFormat({ HCM_RUNNER_LOG_FORMAT: 'xml' }, {})).toThrow(/HCM_RUNNER_LOG_FORMAT must be json or pretty, got "xml"/);
+    expect(() => logFormat({ HCM_RUNNER_LOG_FORMAT: 'xml' }, {})).toThrow(/HCM_RUNNER_LOG_FORMAT must be json or pretty \(got "xml"\)/);
   });
 
   it('renders one readable line per entry, problems on lines of their own', () => {

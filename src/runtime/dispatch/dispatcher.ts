@@ -51,7 +51,7 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
     this.store = opts.store;
     this.logger = opts.logger;
     const env = opts.env ?? process.env;
-    this.limits = resolveLimits(env, opts.limits);
+    this.limits = resolveLimits(opts.limits);
     this.queue = opts.queue ?? opts.store.openQueue();
     this.admission = new Admission(this.limits, this.queue);
     this.live = new LiveRuns(opts.store);

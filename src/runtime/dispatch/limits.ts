@@ -1,9 +1,8 @@
 /**
  * The dispatcher's limits, in one place: how many executions run at once (the worker pool), how
  * many may wait (admission) and how often a process may stop under one (poison.ts), with their
- * defaults and the environment variables that set them.
+ * defaults. Their values come from the runtime's settings (src/settings/spec.ts), passed in.
  */
-import { positiveIntEnv } from '../../common/env.js';
 import { DEFAULT_MAX_INTERRUPTIONS } from './poison.js';
 
 export interface DispatcherLimits {
@@ -30,19 +29,9 @@ export interface DispatcherLimits {
 
 export const DEFAULT_LIMITS: DispatcherLimits = { concurrency: 16, perIntegration: 4, backlog: 1000, retryAfterSec: 5 };
 
-/** Limits read from the environment (serve flags, when given, win over these). */
-function limitsFromEnv(env: NodeJS.ProcessEnv): Partial<DispatcherLimits> {
-  const out: Partial<DispatcherLimits> = {};
-  const backlogPerIntegration = positiveIntEnv(env, 'HCM_RUNNER_INTEGRATION_BACKLOG');
-  const maxInterruptions = positiveIntEnv(env, 'HCM_RUNNER_MAX_INTERRUPTIONS');
-  if (backlogPerIntegration !== undefined) out.backlogPerIntegration = backlogPerIntegration;
-  if (maxInterruptions !== undefined) out.maxInterruptions = maxInterruptions;
-  return out;
-}
-
-/** The limits in force: the defaults, then the environment, then what the caller passed (serve flags). */
-export function resolveLimits(env: NodeJS.ProcessEnv, given: Partial<DispatcherLimits> | undefined): DispatcherLimits {
-  return { ...DEFAULT_LIMITS, ...limitsFromEnv(env), ...given };
+/** The limits in force: the defaults, then what the caller passed (resolved settings). */
+export function resolveLimits(given: Partial<DispatcherLimits> | undefined): DispatcherLimits {
+  return { ...DEFAULT_LIMITS, ...given };
 }
 
 /** Queued executions one integration may have (its share of the backlog). */

@@ -6,9 +6,10 @@
  * (in-process or PostgreSQL) hands back (run-lifecycle.ts).
  */
 import type { ExecutionRecord, ExecutionStatus } from '../../engine/record.js';
+import { settingSpecs } from '../../settings/spec.js';
 
 /** Default of HCM_RUNNER_MAX_INTERRUPTIONS. */
-export const DEFAULT_MAX_INTERRUPTIONS = 3;
+export const DEFAULT_MAX_INTERRUPTIONS = settingSpecs.maxInterruptions.default;
 
 /**
  * True when an execution left in `status` at `attempt` by a stopped process must not run again:

@@ -201,7 +201,7 @@ export class PostgresStore extends SqlStore {
     let key: Buffer | undefined = opts.tokenKey;
     const keyFn = () => {
       if (key) return key;
-      const secret = opts.secret ?? process.env[SECRET_ENV];
+      const secret = opts.secret;
       if (!secret)
         throw new Error(`${SECRET_ENV} is not set: replicas sharing a PostgreSQL database need the same ${SECRET_ENV} to encrypt stored tokens`);
       key = deriveKey(secret);

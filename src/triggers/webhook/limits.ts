@@ -4,6 +4,7 @@
  * logs). Per-webhook limits (`maxBodyBytes`) live in the integration file; these are the
  * operator's (docs/server.md "Intake limits").
  */
+import { settingSpecs } from '../../settings/spec.js';
 
 /** The limits one request is parsed under. */
 export interface IntakeLimits {
@@ -18,7 +19,7 @@ export interface IntakeLimits {
   redactedHeaders: ReadonlySet<string>;
 }
 
-export const DEFAULT_MAX_FORM_PARTS = 1000;
+export const DEFAULT_MAX_FORM_PARTS = settingSpecs.maxFormParts.default;
 /**
  * Deep enough for any real payload; shallow enough that nothing downstream (expressions, the
  * execution record, the store) can run out of stack on it.

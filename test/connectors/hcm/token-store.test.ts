@@ -30,11 +30,11 @@ describe('token crypto + FileTokenStore', () => {
   });
 
   it('without HCM_RUNNER_SECRET creates secret.key (0600) once; with it, uses the secret', async () => {
-    const k1 = await loadTokenKey(dir, {});
-    const k2 = await loadTokenKey(dir, {});
+    const k1 = await loadTokenKey(dir);
+    const k2 = await loadTokenKey(dir, '');
     expect(k1.equals(k2)).toBe(true);
     expect((await stat(join(dir, 'secret.key'))).mode & 0o777).toBe(0o600);
-    const k3 = await loadTokenKey(dir, { HCM_RUNNER_SECRET: 'abc' });
+    const k3 = await loadTokenKey(dir, 'abc');
     expect(k3.equals(deriveKey('abc'))).toBe(true);
   });
 
