@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
+import type { ExecutionTracer } from '../common/tracing.js';
 import { resultLimitFromEnv } from '../connectors/result-limit.js';
 import type { RuntimeServices } from '../connectors/types.js';
 import type { ExecutionStatus } from '../engine/record.js';
@@ -46,6 +47,8 @@ export interface RuntimeOptions {
   intake?: IntakeLimits;
   /** Whether core.http may call private and loopback addresses (docs/server.md "Outbound policy"). */
   allowPrivateNetwork?: boolean;
+  /** Traces executions when tracing is on (docs/operations.md "Tracing"); absent when off. */
+  tracer?: ExecutionTracer;
 }
 
 /** An execution changed state in this process (queued here, started or finished here). */
@@ -118,6 +121,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       env: this.env,
       logger: opts.logger,
       stateFor: (name) => this.triggers.stateFor(name),
+      tracer: opts.tracer,
       concurrencyFor: (name) => this.triggers.concurrencyFor(name),
     });
     const dispatcher = this.dispatcher;

@@ -15,6 +15,7 @@ import type { Store } from '../store/types.js';
 import type { DispatcherLimits } from '../runtime/dispatch/limits.js';
 import type { RegistryEntry } from '../runtime/registry.js';
 import { Runtime } from '../runtime/runtime.js';
+import { startTracing } from '../runtime/tracing/start.js';
 import { intakeLimits, parseHeaderList } from '../triggers/webhook/limits.js';
 import { ADMIN_TOKEN_ENV, checkAdminToken, loadOrCreateAdminToken } from './admin-token.js';
 import { createApp } from './app.js';
@@ -84,6 +85,11 @@ export interface ServerOptions {
    * HCM_RUNNER_CONSOLE_SESSION_SECONDS, HCM_RUNNER_MAX_ADMIN_BODY_BYTES; docs/security.md).
    */
   auth?: Partial<OperatorAuthSettings>;
+  /**
+   * The console's link from an execution to its trace: a URL with `{traceId}` in it (default
+   * HCM_RUNNER_TRACE_URL; docs/operations.md "Tracing").
+   */
+  traceUrl?: string;
 }
 
 export interface RunningServer {
@@ -130,6 +136,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     maxAdminBodyBytes:
       opts.auth?.maxAdminBodyBytes ?? positiveIntEnv(env, 'HCM_RUNNER_MAX_ADMIN_BODY_BYTES') ?? DEFAULT_OPERATOR_AUTH_SETTINGS.maxAdminBodyBytes,
   };
+  const traceUrl = traceUrlSetting(opts.traceUrl ?? env.HCM_RUNNER_TRACE_URL);
   let logger = opts.logger ?? createLogger(opts.logLevel ?? env.HCM_RUNNER_LOG_LEVEL ?? 'info');
   const configuredToken = opts.adminToken ?? env.HCM_RUNNER_ADMIN_TOKEN;
   // A weak configured token fails before anything is opened (under NODE_ENV=production).
@@ -192,6 +199,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const adminUrl = adminPort === undefined ? url : urlOf(adminHost, adminPort);
   const publicUrl = (opts.publicUrl ?? env.HCM_RUNNER_PUBLIC_URL ?? url).replace(/\/+$/, '');
 
+  // Only the standard OTEL_* variables turn tracing on; off, the SDK is never imported.
+  const tracing = await startTracing(env, logger);
   const runtime = new Runtime({
     dir: resolve(opts.dir ?? 'integrations'),
     store,
@@ -203,9 +212,10 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     queue,
     allowPrivateNetwork,
     intake,
+    tracer: tracing?.tracer,
   });
   const metrics = createMetrics(runtime);
-  const app = createApp(runtime, { adminToken, metrics, auth });
+  const app = createApp(runtime, { adminToken, metrics, auth, traceUrl });
   let integrations: RegistryEntry[];
   try {
     integrations = await runtime.start();
@@ -213,6 +223,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     await closeHttp(server);
     if (adminServer) await closeHttp(adminServer);
     await runtime.stop(0).catch(() => undefined);
+    await tracing?.shutdown().catch(() => undefined);
     await stopQueue();
     await store.close();
     throw err;
@@ -227,6 +238,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       const httpClosed = Promise.all([closeHttp(server, graceMs), adminServer && closeHttp(adminServer, graceMs)]);
       const result = await runtime.stop(graceMs);
       await httpClosed;
+      // The spans of the last executions are sent before the process goes.
+      await tracing?.shutdown().catch((err: Error) => logger.warn({ err: err.message }, 'tracing: spans could not be sent at shutdown'));
       await stopQueue();
       await store.close();
       logger.info(result, 'hcm-runner stopped');
@@ -257,6 +270,23 @@ function closeHttp(server: ServerType, graceMs = 0): Promise<void> {
     const t = setTimeout(() => s.closeAllConnections?.(), graceMs);
     t.unref();
   });
+}
+
+/** HCM_RUNNER_TRACE_URL: an http(s) URL with `{traceId}` where the trace id goes; anything else stops the start. */
+function traceUrlSetting(value: string | undefined): string | undefined {
+  const url = value?.trim();
+  if (!url) return undefined;
+  let ok = false;
+  try {
+    ok = /^https?:$/.test(new URL(url.replaceAll('{traceId}', '0')).protocol);
+  } catch {
+    // not a URL
+  }
+  if (!ok || !url.includes('{traceId}'))
+    throw new Error(
+      `HCM_RUNNER_TRACE_URL must be an http(s) URL with {traceId} where the trace id goes, e.g. https://tempo.example/trace/{traceId} (got "${url}")`,
+    );
+  return url;
 }
 
 /** `1`, `true`, `yes` (any case) turn an environment switch on. */

@@ -1,0 +1,62 @@
+/**
+ * Whether `serve` traces, decided from the standard OpenTelemetry variables alone
+ * (docs/operations.md "Tracing"), and the SDK loaded only when it does: with tracing off, no
+ * `@opentelemetry/sdk-*` or exporter module is ever imported (test/runtime/tracing.test.ts).
+ */
+import type { Logger } from 'pino';
+import type { ExecutionTracer } from '../../common/tracing.js';
+
+/** The OTLP/HTTP encodings the official exporters offer; `http/protobuf` is the specification's default. */
+export type OtlpProtocol = 'http/protobuf' | 'http/json';
+
+export interface TracingSettings {
+  protocol: OtlpProtocol;
+}
+
+export interface Tracing {
+  tracer: ExecutionTracer;
+  /** Sends the spans still buffered and stops the exporter. */
+  shutdown(): Promise<void>;
+}
+
+const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json'];
+
+/**
+ * On when an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_ENDPOINT`) or `OTEL_TRACES_EXPORTER` names `otlp` (then the specification's
+ * default endpoint, http://localhost:4318); off with `OTEL_SDK_DISABLED=true`, with
+ * `OTEL_TRACES_EXPORTER=none`, or when `OTEL_TRACES_EXPORTER` names only exporters other than
+ * `otlp`. Anything not understood is warned about, never fatal: tracing is not worth refusing to start.
+ */
+export function tracingSettings(env: NodeJS.ProcessEnv, warn: (message: string) => void = () => undefined): TracingSettings | undefined {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return undefined;
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '')
+    .split(',')
+    .map((e) => e.trim().toLowerCase())
+    .filter(Boolean);
+  if (exporters.includes('none')) return undefined;
+  const unsupported = exporters.filter((e) => e !== 'otlp');
+  if (unsupported.length)
+    warn(
+      `OTEL_TRACES_EXPORTER: ${unsupported.join(', ')} not supported (only otlp, over HTTP); ${exporters.includes('otlp') ? 'ignored' : 'tracing is off'}`,
+    );
+  const endpoint = (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? '').trim() || (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? '').trim();
+  const on = exporters.length ? exporters.includes('otlp') : endpoint !== '';
+  if (!on) return undefined;
+  const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
+  const asked = env[name]?.trim().toLowerCase() || 'http/protobuf';
+  let protocol: OtlpProtocol = 'http/protobuf';
+  if (PROTOCOLS.includes(asked)) protocol = asked as OtlpProtocol;
+  else warn(`${name}: "${asked}" not supported (http/protobuf or http/json); exporting with http/protobuf`);
+  return { protocol };
+}
+
+/** Starts the OpenTelemetry SDK when the variables ask for it (the SDK's modules are imported only then). */
+export async function startTracing(env: NodeJS.ProcessEnv, logger?: Logger): Promise<Tracing | undefined> {
+  const settings = tracingSettings(env, (message) => logger?.warn(message));
+  if (!settings) return undefined;
+  const { startOpenTelemetry } = await import('./otel.js');
+  const tracing = startOpenTelemetry(settings, logger);
+  logger?.info({ protocol: settings.protocol }, 'tracing: exporting spans over OTLP/HTTP');
+  return tracing;
+}
