@@ -58,10 +58,13 @@ export function startOpenTelemetry(settings: TracingSettings, logger?: Logger): 
       },
       { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
     );
-  const exporter = settings.protocol === 'http/json' ? new JsonTraceExporter() : new ProtobufTraceExporter();
-  const resource = defaultResource()
+  const config = settings.url ? { url: settings.url } : {};
+  const exporter = settings.protocol === 'http/json' ? new JsonTraceExporter(config) : new ProtobufTraceExporter(config);
+  // OTEL_SERVICE_NAME wins over OTEL_RESOURCE_ATTRIBUTES, which wins over our default.
+  let resource = defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: 'hcm-runner' }))
     .merge(detectResources({ detectors: [envDetector] }));
+  if (settings.serviceName) resource = resource.merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.serviceName }));
   const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   return {
     tracer: new OtelExecutionTracer(provider.getTracer('hcm-runner')),

@@ -11,6 +11,10 @@ export type OtlpProtocol = 'http/protobuf' | 'http/json';
 
 export interface TracingSettings {
   protocol: OtlpProtocol;
+  /** Where spans are sent (the exporter's default, http://localhost:4318/v1/traces, when unset). */
+  url?: string;
+  /** `service.name` (OTEL_SERVICE_NAME; OTEL_RESOURCE_ATTRIBUTES may also set it). */
+  serviceName?: string;
 }
 
 export interface Tracing {
@@ -40,15 +44,20 @@ export function tracingSettings(env: NodeJS.ProcessEnv, warn: (message: string) 
     warn(
       `OTEL_TRACES_EXPORTER: ${unsupported.join(', ')} not supported (only otlp, over HTTP); ${exporters.includes('otlp') ? 'ignored' : 'tracing is off'}`,
     );
-  const endpoint = (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? '').trim() || (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? '').trim();
-  const on = exporters.length ? exporters.includes('otlp') : endpoint !== '';
+  const traces = (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? '').trim();
+  const base = (env.OTEL_EXPORTER_OTLP_ENDPOINT ?? '').trim();
+  const on = exporters.length ? exporters.includes('otlp') : traces !== '' || base !== '';
   if (!on) return undefined;
   const name = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL' : 'OTEL_EXPORTER_OTLP_PROTOCOL';
   const asked = env[name]?.trim().toLowerCase() || 'http/protobuf';
   let protocol: OtlpProtocol = 'http/protobuf';
   if (PROTOCOLS.includes(asked)) protocol = asked as OtlpProtocol;
   else warn(`${name}: "${asked}" not supported (http/protobuf or http/json); exporting with http/protobuf`);
-  return { protocol };
+  // As the specification says: the signal's own endpoint as it is, the base one with /v1/traces.
+  // Resolved here (the exporter would read the process's variables) so `env` alone decides.
+  const url = traces || (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined);
+  const serviceName = env.OTEL_SERVICE_NAME?.trim();
+  return { protocol, ...(url ? { url } : {}), ...(serviceName ? { serviceName } : {}) };
 }
 
 /** Starts the OpenTelemetry SDK when the variables ask for it (the SDK's modules are imported only then). */
