@@ -1,6 +1,6 @@
-/** When the standard OTEL_* variables turn tracing on (src/runtime/tracing/start.ts, docs/operations.md "Tracing"). */
+/** When the standard OTEL_* variables turn tracing on (src/runtime/tracing/settings.ts, docs/operations.md "Tracing"). */
 import { describe, expect, it } from 'vitest';
-import { tracingSettings } from '../../src/runtime/tracing/start.js';
+import { tracingSettings } from '../../src/runtime/tracing/settings.js';
 
 function settings(env: NodeJS.ProcessEnv) {
   const warnings: string[] = [];

@@ -41,7 +41,7 @@ import {
   stepTraceStorage,
   type TracedStep,
 } from '../../common/tracing.js';
-import type { Tracing, TracingSettings } from './start.js';
+import type { Tracing, TracingSettings } from './settings.js';
 
 const propagator = new W3CTraceContextPropagator();
 
