@@ -61,6 +61,8 @@ HCM_RUNNER_AUTH_MAX_FAILURES (wrong admin tokens from one client before 429; def
 HCM_RUNNER_AUTH_MAX_LOCKOUT_SECONDS (longest such lockout; default 60),
 HCM_RUNNER_CONSOLE_SESSION_SECONDS (console session lifetime; default 43200),
 HCM_RUNNER_MAX_ADMIN_BODY_BYTES (admin API JSON bodies and console forms; default 1048576);
+OTEL_EXPORTER_OTLP_ENDPOINT and the other standard OTEL_* variables (OpenTelemetry tracing over
+OTLP/HTTP; docs/operations.md), HCM_RUNNER_TRACE_URL (the console's link to a trace, with {traceId});
 on PostgreSQL also HCM_RUNNER_REPLICA_ID (named in every log line) and HCM_RUNNER_LEASE_SECONDS
 (how long a silent replica keeps its running executions before another takes them; default 60).`;
 
