@@ -193,7 +193,9 @@ describe('OpenTelemetry tracing', () => {
     await s.stop();
   });
 
-  it('speaks http/json when OTEL_EXPORTER_OTLP_PROTOCOL says so, and names the service OTEL_SERVICE_NAME', { timeout: 90_000 }, async () => {
+  it('speaks http/json when OTEL_EXPORTER_OTLP_PROTOCOL says so, names the service OTEL_SERVICE_NAME, ignores a bad traceparent', {
+    timeout: 90_000,
+  }, async () => {
     const receiver = await startOtlpReceiver();
     cleanups.push(() => receiver.close());
     const s = await serve({
@@ -203,14 +205,15 @@ describe('OpenTelemetry tracing', () => {
       // A long batch delay: only the graceful stop's flush can deliver these spans.
       OTEL_BSP_SCHEDULE_DELAY: '600000',
     });
-    const record = await runTraced(s, {});
+    // An invalid traceparent (all-zero trace id) is ignored, never an error.
+    const record = await runTraced(s, { traceparent: `00-${'0'.repeat(32)}-${PARENT_SPAN_ID}-01` });
     expect(record.status).toBe('succeeded');
     expect(record.traceId).toMatch(/^[0-9a-f]{32}$/);
     await s.stop();
     const spans = receiver.spans.filter((x) => x.traceId === record.traceId);
     expect(receiver.contentTypes[0]).toBe('application/json');
     const [execution] = byName(spans, 'execution traced');
-    // No traceparent came in: the execution starts the trace.
+    // No valid traceparent came in: the execution starts the trace.
     expect(execution).toMatchObject({ parentSpanId: '', resource: { 'service.name': 'onboarding-runner' } });
     expect(spans.filter((x) => x.name.startsWith('step ')).map((x) => x.parentSpanId)).toEqual([
       execution!.spanId,

@@ -68,8 +68,20 @@ export function startOpenTelemetry(settings: TracingSettings, logger?: Logger): 
   const provider = new BasicTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   return {
     tracer: new OtelExecutionTracer(provider.getTracer('hcm-runner')),
-    shutdown: () => provider.shutdown(),
+    shutdown: () => boundedShutdown(provider),
   };
+}
+
+/** Shutdown sends what is buffered, but an endpoint that never answers does not hold the process for long. */
+const SHUTDOWN_LIMIT_MS = 5000;
+
+function boundedShutdown(provider: BasicTracerProvider): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the exporter did not finish within ${SHUTDOWN_LIMIT_MS} ms`)), SHUTDOWN_LIMIT_MS);
+    timer.unref();
+  });
+  return Promise.race([provider.shutdown(), late]).finally(() => clearTimeout(timer));
 }
 
 class OtelExecutionTracer implements ExecutionTracer {
