@@ -20,8 +20,10 @@ node bin/hcm-runner.js validate integrations
 node bin/hcm-runner.js test integrations >/dev/null
 
 port=$((20000 + RANDOM % 20000))
-# Started as the `hcm-runner` command is (its first line: `env -S node` with the runner's flags).
-HCM_RUNNER_LOG_LEVEL=warn ./bin/hcm-runner.js serve --dir integrations --data "$tmp/data" --port "$port" >"$tmp/serve.log" 2>&1 &
+# Started as the `hcm-runner` command is (its first line: `env -S node` with the runner's flags),
+# with tracing on, so the OpenTelemetry SDK it loads then must be in the pruned tree too (nothing
+# listens at the endpoint: spans that cannot be sent are only warned about).
+OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9" HCM_RUNNER_LOG_LEVEL=warn ./bin/hcm-runner.js serve --dir integrations --data "$tmp/data" --port "$port" >"$tmp/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do
   if curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; then

@@ -42,7 +42,8 @@ const NOTICES: Record<string, string> = {
   replayed: 'Replayed: this is the new execution.',
 };
 
-export function consoleApp(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
+/** `traceUrl`: HCM_RUNNER_TRACE_URL, where an execution page links its trace (`{traceId}` replaced). */
+export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUrl?: string } = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const ops = new AdminOperations(runtime);
   const sessions = new ConsoleSessions(auth.adminToken, runtime.store, auth.consoleSessionSeconds * 1000);
@@ -282,7 +283,7 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
   });
 
   app.get('/console/executions/:id', async (c) =>
-    c.html(<ExecutionPage record={await ops.execution(c.req.param('id'))} notice={NOTICES[c.req.query('done') ?? '']} />),
+    c.html(<ExecutionPage record={await ops.execution(c.req.param('id'))} notice={NOTICES[c.req.query('done') ?? '']} traceUrl={opts.traceUrl} />),
   );
 
   app.post('/console/executions/:id/replay', async (c) => {

@@ -51,6 +51,8 @@ export interface ExecutionRecord {
   /** The HTTP response a synchronous webhook run answers with, when a step set one. */
   response?: HttpResponseSpec;
   log: LogEntry[];
+  /** The OpenTelemetry trace of the run, when tracing is on (docs/operations.md "Tracing"). */
+  traceId?: string;
   queuedAt?: string;
   startedAt?: string;
   finishedAt?: string;

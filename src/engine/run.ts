@@ -6,6 +6,7 @@
  */
 import { newExecutionId } from '../common/ids.js';
 import { ActionError, StopSignal } from '../common/errors.js';
+import type { ExecutionTrace } from '../common/tracing.js';
 import type { ActionContext, HttpResponseSpec, LogLevel, ResolvedConnection, RuntimeServices } from '../connectors/types.js';
 import type { CompiledIntegration, CompiledStep } from '../definition/types.js';
 import { EvaluationError, evaluateTemplate, jsonataBoolean, type Scope } from './evaluate.js';
@@ -45,6 +46,8 @@ export interface RunOptions {
   invoke?: (call: ActionCall, next: () => Promise<unknown>) => Promise<unknown>;
   /** Waits between retry attempts (default: a real timer); `hcm-runner test` records the delay instead. */
   sleep?: (ms: number, step: CompiledStep, signal: AbortSignal) => Promise<void>;
+  /** The execution's span when tracing is on (common/tracing.ts): each step runs in a child span. */
+  trace?: ExecutionTrace;
 }
 
 /** One attempt of a step's action, as `RunOptions.invoke` sees it. */
@@ -73,6 +76,7 @@ export async function runExecution(opts: RunOptions): Promise<ExecutionRecord> {
     queuedAt: opts.queuedAt,
     startedAt: startedAt.toISOString(),
   };
+  if (opts.trace) record.traceId = opts.trace.traceId;
   const run = new Run(opts, record);
   try {
     await run.all();
@@ -152,9 +156,14 @@ class Run {
     }
   }
 
-  private async step(step: CompiledStep): Promise<void> {
+  private step(step: CompiledStep): Promise<void> {
     const rec: StepRecord = { id: step.id, action: step.action.key, status: 'running', startedAt: new Date().toISOString() };
     this.record.steps.push(rec);
+    const trace = this.opts.trace;
+    return trace ? trace.step(rec, () => this.runStep(step, rec)) : this.runStep(step, rec);
+  }
+
+  private async runStep(step: CompiledStep, rec: StepRecord): Promise<void> {
     const t0 = performance.now();
     const finish = (status: StepRecord['status']) => {
       rec.status = status;

@@ -5,6 +5,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
+import type { ExecutionTracer } from '../common/tracing.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../connectors/result-limit.js';
 import type { FileLimits } from '../definition/limits.js';
 import type { RuntimeServices } from '../connectors/types.js';
@@ -54,6 +55,8 @@ export interface RuntimeOptions {
   maxResultBytes?: number;
   /** Bounds on one integration file (HCM_RUNNER_MAX_FILE_BYTES, HCM_RUNNER_MAX_STEPS; default the built-in ones). */
   fileLimits?: FileLimits;
+  /** Traces executions when tracing is on (docs/operations.md "Tracing"); absent when off. */
+  tracer?: ExecutionTracer;
 }
 
 /** An execution changed state in this process (queued here, started or finished here). */
@@ -128,6 +131,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       env: this.env,
       logger: opts.logger,
       stateFor: (name) => this.triggers.stateFor(name),
+      tracer: opts.tracer,
       concurrencyFor: (name) => this.triggers.concurrencyFor(name),
     });
     const dispatcher = this.dispatcher;

@@ -13,7 +13,16 @@ import { publicEdgeHeaders } from './public-response.js';
 import type { AppEnv } from './types.js';
 import { webhookHandler } from './webhooks.js';
 
-export function createApp(runtime: Runtime, opts: { adminToken: string; metrics: Metrics; auth?: OperatorAuthSettings }): Hono<AppEnv> {
+export function createApp(
+  runtime: Runtime,
+  opts: {
+    adminToken: string;
+    metrics: Metrics;
+    auth?: OperatorAuthSettings;
+    /** HCM_RUNNER_TRACE_URL: where the console's execution page links a trace. */
+    traceUrl?: string;
+  },
+): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { metrics } = opts;
   // One throttle of failed admin tokens for the API and the console's sign-in (auth-throttle.ts).
@@ -46,7 +55,7 @@ export function createApp(runtime: Runtime, opts: { adminToken: string; metrics:
   // The web console for people (docs/console.md); it signs in with the same admin token.
   app.get('/', (c) => c.redirect('/console/', 302));
   app.get('/console', (c) => c.redirect('/console/', 302));
-  app.route('/', consoleApp(runtime, auth));
+  app.route('/', consoleApp(runtime, auth, { traceUrl: opts.traceUrl }));
 
   app.notFound((c) => c.json({ error: `not found: ${c.req.method} ${c.req.path}` }, 404));
   // The one place errors become HTTP answers, for every route (webhook intake answers its own

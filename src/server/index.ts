@@ -16,6 +16,7 @@ import type { Store } from '../store/types.js';
 import type { DispatcherLimits } from '../runtime/dispatch/limits.js';
 import type { RegistryEntry } from '../runtime/registry.js';
 import { Runtime } from '../runtime/runtime.js';
+import { startTracing } from '../runtime/tracing/start.js';
 import { resolveSettings } from '../settings/resolve.js';
 import { type Settings, settingSpecs } from '../settings/spec.js';
 import { intakeLimits } from '../triggers/webhook/limits.js';
@@ -54,6 +55,7 @@ const SERVER_SETTING_KEYS = [
   'maxAdminBodyBytes',
   'captureMaxBytes',
   'captureKeep',
+  'traceUrl',
   'maxFileBytes',
   'maxSteps',
   'replicaId',
@@ -132,6 +134,11 @@ export interface ServerOptions {
    * HCM_RUNNER_CAPTURE_KEEP, else 50).
    */
   captures?: CaptureBounds;
+  /**
+   * The console's link from an execution to its trace: a URL with `{traceId}` in it (default
+   * HCM_RUNNER_TRACE_URL; docs/operations.md "Tracing").
+   */
+  traceUrl?: string;
 }
 
 export interface RunningServer {
@@ -188,6 +195,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     maxBytes: opts.captures?.maxBytes ?? settings.captureMaxBytes,
     keep: opts.captures?.keep ?? settings.captureKeep,
   };
+  const traceUrl = traceUrlSetting(opts.traceUrl ?? settings.traceUrl);
   // A weak configured token fails before anything is opened (under NODE_ENV=production).
   if (configuredToken) checkAdminToken(configuredToken, ADMIN_TOKEN_ENV, env, (message) => logger.warn(message));
   const host = opts.host ?? '127.0.0.1';
@@ -250,6 +258,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
   const adminUrl = adminPort === undefined ? url : urlOf(adminHost, adminPort);
   const publicUrl = (opts.publicUrl ?? settings.publicUrl ?? url).replace(/\/+$/, '');
 
+  // Only the standard OTEL_* variables turn tracing on; off, the SDK is never imported.
+  const tracing = await startTracing(env, logger);
   const runtime = new Runtime({
     dir: resolve(opts.dir ?? 'integrations'),
     store,
@@ -264,9 +274,10 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     allowPrivateNetwork,
     intake,
     captures,
+    tracer: tracing?.tracer,
   });
   const metrics = createMetrics(runtime);
-  const app = createApp(runtime, { adminToken, metrics, auth });
+  const app = createApp(runtime, { adminToken, metrics, auth, traceUrl });
   let integrations: RegistryEntry[];
   try {
     integrations = await runtime.start();
@@ -274,6 +285,7 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
     await closeHttp(server);
     if (adminServer) await closeHttp(adminServer);
     await runtime.stop(0).catch(() => undefined);
+    await tracing?.shutdown().catch(() => undefined);
     await stopQueue();
     await store.close();
     throw err;
@@ -288,6 +300,8 @@ export async function startServer(opts: ServerOptions = {}): Promise<RunningServ
       const httpClosed = Promise.all([closeHttp(server, graceMs), adminServer && closeHttp(adminServer, graceMs)]);
       const result = await runtime.stop(graceMs);
       await httpClosed;
+      // The spans of the last executions are sent before the process goes.
+      await tracing?.shutdown().catch((err: Error) => logger.warn({ err: err.message }, 'tracing: spans could not be sent at shutdown'));
       await stopQueue();
       await store.close();
       logger.info(result, 'hcm-runner stopped');
@@ -318,4 +332,21 @@ function closeHttp(server: ServerType, graceMs = 0): Promise<void> {
     const t = setTimeout(() => s.closeAllConnections?.(), graceMs);
     t.unref();
   });
+}
+
+/** HCM_RUNNER_TRACE_URL: an http(s) URL with `{traceId}` where the trace id goes; anything else stops the start. */
+function traceUrlSetting(value: string | undefined): string | undefined {
+  const url = value?.trim();
+  if (!url) return undefined;
+  let ok = false;
+  try {
+    ok = /^https?:$/.test(new URL(url.replaceAll('{traceId}', '0')).protocol);
+  } catch {
+    // not a URL
+  }
+  if (!ok || !url.includes('{traceId}'))
+    throw new Error(
+      `HCM_RUNNER_TRACE_URL must be an http(s) URL with {traceId} where the trace id goes, e.g. https://tempo.example/trace/{traceId} (got "${url}")`,
+    );
+  return url;
 }

@@ -272,6 +272,16 @@ export const settingSpecs = {
       'base of the printed webhook URLs and of the OAuth redirect URL `{public}/oauth/callback`. Set it when the runner sits ' +
       'behind a proxy or load balancer. Client commands use it to find the admin API when there is no admin port',
   },
+  traceUrl: {
+    kind: 'string',
+    env: 'HCM_RUNNER_TRACE_URL',
+    defaultText: 'none',
+    help: "the console's link from an execution to its trace: a URL with {traceId}",
+    docs:
+      "the console's link from an execution to its trace: an `http(s)` URL with `{traceId}` where the trace id goes " +
+      '(e.g. `https://tempo.example/trace/{traceId}`); anything else stops the start. Tracing itself is turned on by the ' +
+      'standard `OTEL_*` variables ([operations.md](operations.md#tracing))',
+  },
   logLevel: {
     kind: 'choice',
     env: 'HCM_RUNNER_LOG_LEVEL',

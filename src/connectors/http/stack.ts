@@ -3,7 +3,8 @@
  * an undici dispatcher composed from the same interceptors (outermost first):
  *
  *   retry (./retry.ts) → auth (./auth.ts, HCM only) → response errors (./response-error.ts)
- *     → per-attempt timeout (./timeout.ts) → body limit (./body-limit.ts) → the connection pool
+ *     → per-attempt timeout (./timeout.ts) → body limit (./body-limit.ts)
+ *     → client span and traceparent (./trace.ts, when tracing is on) → the connection pool
  *
  * so a retry repeats the 401 refresh, every attempt has its own timeout, and every body —
  * error answers included — is counted against the step result limit. HCM connections get one
@@ -21,12 +22,13 @@ import { callFailure, type Answer, type Call, type CallDispatchOptions } from '.
 import { contentTypeOf, responseErrorInterceptor } from './response-error.js';
 import { retryInterceptor } from './retry.js';
 import { timeoutInterceptor } from './timeout.js';
+import { traceInterceptor } from './trace.js';
 
 export type { Answer, Call } from './call.js';
 
 /** compose() calls the last interceptor first: this lists them innermost first. */
 function stack(base: Dispatcher, auth?: BearerAuth): Dispatcher {
-  const inner = [bodyLimitInterceptor, timeoutInterceptor, responseErrorInterceptor];
+  const inner = [traceInterceptor, bodyLimitInterceptor, timeoutInterceptor, responseErrorInterceptor];
   return base.compose(...inner, ...(auth ? [bearerAuthInterceptor(auth)] : []), retryInterceptor);
 }
 

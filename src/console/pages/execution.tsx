@@ -6,7 +6,7 @@ import type { ExecutionRecord, StepRecord } from '../../engine/record.js';
 import { formatDuration, formatJson, shortId } from '../format.js';
 import { Badge, Layout, Notice, PostButton, Time } from './layout.js';
 
-export function ExecutionPage(props: { record: ExecutionRecord; notice?: string; error?: string }) {
+export function ExecutionPage(props: { record: ExecutionRecord; notice?: string; error?: string; traceUrl?: string }) {
   const r = props.record;
   const finished = r.status === 'succeeded' || r.status === 'failed';
   return (
@@ -55,6 +55,20 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
           </dd>
           <dt>Duration</dt>
           <dd>{formatDuration(r.durationMs)}</dd>
+          {r.traceId && (
+            <>
+              <dt>Trace</dt>
+              <dd class="mono">
+                {props.traceUrl ? (
+                  <a href={props.traceUrl.replaceAll('{traceId}', encodeURIComponent(r.traceId))} target="_blank" rel="noopener noreferrer">
+                    {r.traceId}
+                  </a>
+                ) : (
+                  r.traceId
+                )}
+              </dd>
+            </>
+          )}
         </dl>
         {r.error && (
           <p class="error" role="alert">

@@ -7,6 +7,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
+import type { ExecutionTracer } from '../../common/tracing.js';
 import type { RuntimeServices } from '../../connectors/types.js';
 import type { ExecutionRecord } from '../../engine/record.js';
 import type { ExecutionQueue, QueuedJob } from '../../store/queue.js';
@@ -34,6 +35,8 @@ export interface DispatcherOptions {
   stateFor?: (integration: string) => Promise<Record<string, unknown> | undefined>;
   /** A per-integration running limit below `perIntegration` (schedule `overlap: queue|skip` → 1). */
   concurrencyFor?: (integration: string) => number | undefined;
+  /** Traces runs when tracing is on (common/tracing.ts). */
+  tracer?: ExecutionTracer;
 }
 
 export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
@@ -68,6 +71,7 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
       limits: this.limits,
       abandoned: () => this.pool.abandoned,
       stateFor: opts.stateFor,
+      tracer: opts.tracer,
     });
     this.pool = new WorkerPool({
       queue: this.queue,

@@ -7,6 +7,7 @@
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import { StorageUnavailableError } from '../../common/errors.js';
+import type { ExecutionTracer } from '../../common/tracing.js';
 import type { RuntimeServices } from '../../connectors/types.js';
 import type { CompiledIntegration } from '../../definition/types.js';
 import type { ExecutionRecord, LogEntry } from '../../engine/record.js';
@@ -45,6 +46,8 @@ export interface RunLifecycleOptions {
   abandoned: () => boolean;
   /** `$state` for an execution (poll/appEvent triggers plug in here). */
   stateFor?: (integration: string) => Promise<Record<string, unknown> | undefined>;
+  /** A span per run, a child span per step (common/tracing.ts); absent when tracing is off. */
+  tracer?: ExecutionTracer;
 }
 
 export class RunLifecycle {
@@ -59,6 +62,7 @@ export class RunLifecycle {
   private readonly limits: DispatcherLimits;
   private readonly abandoned: () => boolean;
   private readonly stateFor?: RunLifecycleOptions['stateFor'];
+  private readonly tracer?: ExecutionTracer;
 
   constructor(opts: RunLifecycleOptions) {
     this.store = opts.store;
@@ -72,6 +76,7 @@ export class RunLifecycle {
     this.limits = opts.limits;
     this.abandoned = opts.abandoned;
     this.stateFor = opts.stateFor;
+    this.tracer = opts.tracer;
   }
 
   /** Resolves true when the run's final state was saved (or there was nothing to run). */
@@ -135,7 +140,7 @@ export class RunLifecycle {
 
   /**
    * Runs the engine. Not `async`: it hands back the engine's own promise (no second promise per
-   * execution on this hot path); `$state` is read by the caller.
+   * execution on this hot path — with tracing off); `$state` is read by the caller.
    */
   private execute(
     job: QueuedJob,
@@ -146,7 +151,14 @@ export class RunLifecycle {
     signal: AbortSignal,
     log: Logger | undefined,
   ): Promise<ExecutionRecord> {
-    return runExecution({
+    const trace = this.tracer?.startExecution({
+      id: job.id,
+      integration: integration.name,
+      attempt: job.attempt,
+      test: stored.test,
+      trigger: stored.trigger,
+    });
+    const run = runExecution({
       integration,
       trigger: stored.trigger,
       services: this.services,
@@ -173,7 +185,19 @@ export class RunLifecycle {
               .catch((err: Error) => log?.warn({ err: err.message }, 'could not record the synchronous run before its early response'))
               .then(() => watcher.resolveOutcome({ kind: 'response', response, executionId: job.id }))
         : undefined,
+      trace,
     });
+    if (!trace) return run;
+    return run.then(
+      (record) => {
+        trace.end(record);
+        return record;
+      },
+      (err: Error) => {
+        trace.end({ status: 'failed', error: { message: err.message } });
+        throw err;
+      },
+    );
   }
 
   /**
