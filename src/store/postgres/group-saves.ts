@@ -13,7 +13,7 @@
  */
 import type pg from 'pg';
 import type { ExecutionRecord } from '../../engine/record.js';
-import { columnsOf, stateColumnsOf, type ExecutionColumns } from '../common.js';
+import { columnsOf, stateColumnsOf, type ExecutionColumns } from '../execution-rows.js';
 import { prepared } from './prepared.js';
 
 /**

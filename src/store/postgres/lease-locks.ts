@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { KeyedMutex } from '../common.js';
+import { KeyedMutex } from '../keyed-mutex.js';
 
 export interface LeaseLockOptions {
   /** How long a lease lasts without renewal (default 30 s); renewed every third of it. */

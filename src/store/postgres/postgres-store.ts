@@ -15,7 +15,9 @@
 import pg from 'pg';
 import type { PoolClient, PoolConfig } from 'pg';
 import type { ExecutionRecord } from '../../engine/record.js';
-import { columnsOf, KeyedMutex, queuedRecord, runningRecord } from '../common.js';
+import { queuedRecord, runningRecord } from '../execution-states.js';
+import { columnsOf } from '../execution-rows.js';
+import { KeyedMutex } from '../keyed-mutex.js';
 import type { ExecutionQueue, QueueOptions } from '../queue.js';
 import type { SqlDialect, Step, StepResult } from '../sql/dialect.js';
 import { EXEC_COLS } from '../sql/plans.js';

@@ -22,8 +22,10 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { PoolClient } from 'pg';
-import { iso, recordFromRow, runningRecord } from '../common.js';
+import { runningRecord } from '../execution-states.js';
+import { recordFromRow } from '../execution-rows.js';
 import { Lanes, type ExecutionQueue, type QueueBinding, type QueuedJob, type QueueOptions } from '../queue.js';
+import { iso } from '../timestamps.js';
 import { quoteIdent } from './migrations.js';
 import { prepared } from './prepared.js';
 
