@@ -50,14 +50,14 @@ function sourceFiles(dir: string): string[] {
   );
 }
 
-/** The string and template literals of a module (a template's parts joined where its `${…}` were). */
-export function literalsOf(file: string, source: string): Literal[] {
+/** The string and template literals of a module (a template's parts joined by `{…}` where its substitutions were). */
+function literalsOf(file: string, source: string): Literal[] {
   const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
   const out: Literal[] = [];
   const add = (node: ts.Node, text: string) => out.push({ file, line: sf.getLineAndCharacterOfPosition(node.getStart()).line + 1, text });
   const visit = (node: ts.Node): void => {
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) add(node, node.text);
-    else if (ts.isTemplateExpression(node)) add(node, [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join('${}'));
+    else if (ts.isTemplateExpression(node)) add(node, [node.head.text, ...node.templateSpans.map((s) => s.literal.text)].join('{…}'));
     ts.forEachChild(node, visit);
   };
   visit(sf);
@@ -85,14 +85,12 @@ describe('the store SQL is in its plans', () => {
     // An inline statement, in any form a module could write it, is caught, and so is a column list.
     const probe = literalsOf(
       'probe.ts',
-      [
-        "const a = 'SELECT 1 FROM t'; // SELECT in a comment is not a statement",
-        'const b = `UPDATE ${table} SET x = 1`;',
-        'f(`DELETE FROM t WHERE id = $1`);',
-        "const c = 'id, status, test, attempt';",
-        'const d = `INSERT INTO ${t} (id) VALUES (@id, @status, @test, @attempt)`;',
-        'const e = `AS v(id text, status text, attempt int, record json)`;',
-      ].join('\n'),
+      `const a = 'SELECT 1 FROM t'; // SELECT in a comment is not a statement
+const b = \`UPDATE \${table} SET x = 1\`;
+f(\`DELETE FROM t WHERE id = $1\`);
+const c = 'id, status, test, attempt';
+const d = \`INSERT INTO \${t} (id) VALUES (@id, @status, @test, @attempt)\`;
+const e = \`AS v(id text, status text, attempt int, record json)\`;`,
     );
     expect(probe.filter((l) => STATEMENT.test(l.text)).map((l) => l.line)).toEqual([1, 2, 3, 5]);
     expect(probe.filter((l) => listsExecutionColumns(l.text)).map((l) => l.line)).toEqual([4, 5, 6]);
