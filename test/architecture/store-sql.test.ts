@@ -10,6 +10,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { rowsJson } from '../../src/store/postgres/group-saves.js';
+import { ALL_COLUMNS, STATE_COLUMNS } from '../../src/store/sql/execution-columns.js';
 
 const STORE = resolve(import.meta.dirname, '../../src/store');
 
@@ -94,5 +96,41 @@ const e = \`AS v(id text, status text, attempt int, record json)\`;`,
     );
     expect(probe.filter((l) => STATEMENT.test(l.text)).map((l) => l.line)).toEqual([1, 2, 3, 5]);
     expect(probe.filter((l) => listsExecutionColumns(l.text)).map((l) => l.line)).toEqual([4, 5, 6]);
+  });
+
+  it('the hot paths written out by hand follow the declared columns', () => {
+    // PostgreSQL's batch rows (postgres/group-saves.ts rowsJson, unrolled for speed): one key per column.
+    const row = {
+      id: 'e1',
+      integration: 'i',
+      status: 'running' as const,
+      test: false,
+      attempt: 1,
+      trigger: '{}',
+      record: '{}',
+      queuedAt: 'q',
+      startedAt: 's',
+      finishedAt: null,
+      durationMs: null,
+      error: null,
+    };
+    expect(Object.keys(JSON.parse(rowsJson([{ ...row, queuedGiven: true }]))[0])).toEqual([...ALL_COLUMNS, 'queued_given']);
+    // The single-save statements' parameters are written out in this order (group-saves.ts
+    // updateOne, upsertOne): a change here must be made there too.
+    expect(STATE_COLUMNS).toEqual(['id', 'status', 'attempt', 'record', 'started_at', 'finished_at', 'duration_ms', 'error']);
+    expect(ALL_COLUMNS).toEqual([
+      'id',
+      'integration',
+      'status',
+      'test',
+      'attempt',
+      'trigger',
+      'record',
+      'queued_at',
+      'started_at',
+      'finished_at',
+      'duration_ms',
+      'error',
+    ]);
   });
 });

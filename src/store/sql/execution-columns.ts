@@ -40,8 +40,6 @@ export const QUEUED_COLUMNS = except('started_at', 'finished_at', 'duration_ms',
 
 /** The field of `ExecutionColumns` a column is written from. */
 export const fieldOf = (column: ExecutionColumn): keyof ExecutionColumns => COLUMNS[column][0];
-/** The values of `columns` in `row`, in that order (positional parameters). */
-export const valuesOf = (columns: readonly ExecutionColumn[], row: Partial<ExecutionColumns>): unknown[] => columns.map((c) => row[fieldOf(c)]);
 /** Whether a column holds JSON (written as JSON text). */
 export const isJson = (column: ExecutionColumn): boolean => COLUMNS[column][1] === 'json';
 
