@@ -1,8 +1,10 @@
 /**
  * The `executions` table's columns, declared once (table order). Every statement that names them
  * — the shared plans, SQLite's and PostgreSQL's hot paths, the queue's claim — takes its column
- * list from here, and so do the JSON rows PostgreSQL's batches are sent as. A column added to the
- * table is added here (and to the migrations, and to `ExecutionColumns` in ../execution-rows.ts).
+ * list from here. PostgreSQL's batch rows and single-save parameters are written out for speed
+ * (postgres/group-saves.ts); test/architecture/store-sql.test.ts holds them to this order. A
+ * column added to the table is added here (and to the migrations, to `ExecutionColumns` in
+ * ../execution-rows.ts, and to group-saves.ts).
  */
 import type { ExecutionColumns } from '../execution-rows.js';
 
