@@ -22,12 +22,8 @@ export const CAPTURE_LIST_BYTES = 64 * 1024;
 /** Characters of the body preview in a summary. */
 const SUMMARY_PREVIEW_CHARS = 200;
 
-export interface CaptureBounds {
-  /** Captures kept for the integration (default 50). */
-  keep?: number;
-  /** Bytes of `$trigger` JSON stored (default 256 KiB); past it the body is cut. */
-  maxBytes?: number;
-}
+/** Declared with the storage interface that takes it (types.ts), which imports nothing of this file. */
+export type { CaptureBounds } from './types.js';
 
 /** The columns of one capture row. */
 export interface CaptureColumns {

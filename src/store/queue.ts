@@ -6,7 +6,17 @@
  * `executions` row is the one source of truth for an execution's state.
  */
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
-import type { NewExecution, Store } from './types.js';
+
+/** What is needed to (re)start an execution later: the record is created `queued`. */
+export interface NewExecution {
+  id: string;
+  integration: string;
+  trigger: unknown;
+  test: boolean;
+  /** 1 for a new execution; recovery and replays set their own. */
+  attempt?: number;
+  queuedAt?: string;
+}
 
 export interface QueuedJob {
   id: string;
@@ -141,7 +151,7 @@ export class InProcessQueue implements ExecutionQueue {
   private readonly listeners: Array<() => void> = [];
 
   /** `store`: where recover() finds what a previous process left unfinished (none: nothing). */
-  constructor(private readonly store?: Pick<Store, 'unfinishedExecutions'>) {}
+  constructor(private readonly store?: { unfinishedExecutions(): Promise<ExecutionRecord[]> }) {}
 
   get size(): number {
     return this.lanes.size;

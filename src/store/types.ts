@@ -7,19 +7,10 @@
  */
 import type { TokenStore } from '../connectors/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
-import type { CaptureBounds } from './captures.js';
-import type { ExecutionQueue, QueueOptions } from './queue.js';
+import type { ExecutionQueue, NewExecution, QueueOptions } from './queue.js';
 
-/** What is needed to (re)start an execution later: the record is created `queued`. */
-export interface NewExecution {
-  id: string;
-  integration: string;
-  trigger: unknown;
-  test: boolean;
-  /** 1 for a new execution; recovery and replays set their own. */
-  attempt?: number;
-  queuedAt?: string;
-}
+/** Declared with the queue it enters (queue.ts), which names no type of this file. */
+export type { NewExecution } from './queue.js';
 
 export interface SaveOptions {
   /** The execution's row exists already (its trigger is not written again). */
@@ -40,6 +31,14 @@ export type ExecutionSummary = Pick<
   ExecutionRecord,
   'id' | 'integration' | 'status' | 'test' | 'attempt' | 'queuedAt' | 'startedAt' | 'finishedAt' | 'durationMs'
 > & { error?: { message: string } };
+
+/** How many captures `Store.addCapture` keeps and how large (the defaults are in captures.ts). */
+export interface CaptureBounds {
+  /** Captures kept for the integration (default 50). */
+  keep?: number;
+  /** Bytes of `$trigger` JSON stored (default 256 KiB); past it the body is cut. */
+  maxBytes?: number;
+}
 
 /** A request captured on the test URL in listening mode. */
 export interface Capture {

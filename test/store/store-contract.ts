@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutionRecord } from '../../src/engine/record.js';
-import type { StoreStats } from '../../src/store/common.js';
+import type { StoreStats } from '../../src/store/stats.js';
 import type { NewExecution, Store } from '../../src/store/types.js';
 
 export type TestStore = Store & { readonly stats: StoreStats };

@@ -13,14 +13,17 @@
  */
 import type pg from 'pg';
 import type { ExecutionRecord } from '../../engine/record.js';
-import { columnsOf, stateColumnsOf, type ExecutionColumns } from '../common.js';
+import { columnsOf, stateColumnsOf, type ExecutionColumns } from '../execution-rows.js';
+import { executionPlans } from '../sql/postgres-plans.js';
 import { prepared } from './prepared.js';
 
 /**
  * A batch's rows as one JSON array for `json_to_recordset` (snake_case keys): the record and
  * trigger columns, already JSON text, are embedded as they are. Passing each column as a
  * PostgreSQL array instead escaped every quote of every record (pg's array encoding) on the
- * event loop.
+ * event loop. Written out key by key (not looped over sql/execution-columns.ts): this runs for
+ * every save, and the unrolled form costs less; test/architecture/store-sql.test.ts checks that
+ * its keys are the declared columns.
  */
 export function rowsJson(rows: Array<Partial<ExecutionColumns> & { queuedGiven?: boolean }>): string {
   const j = JSON.stringify;
@@ -68,7 +71,12 @@ export class GroupSaves {
   private scheduled = false;
   private writing?: Promise<void>;
 
-  constructor(private readonly host: GroupSavesHost) {}
+  /** The statements, built once for the host's table (so each is prepared once per connection). */
+  private readonly sql: ReturnType<typeof executionPlans>;
+
+  constructor(private readonly host: GroupSavesHost) {
+    this.sql = executionPlans(host.table);
+  }
 
   save(record: ExecutionRecord, stored: boolean): Promise<void> {
     return new Promise<void>((resolve, reject) => {
@@ -154,16 +162,7 @@ export class GroupSaves {
     if (saves.length === 0) return [];
     const { owner, seconds } = this.host.lease();
     const { rows } = await this.host.pool.query<{ id: string }>(
-      prepared(
-        `UPDATE ${this.host.table} e SET status = v.status, attempt = v.attempt, record = v.record, started_at = v.started_at,
-         finished_at = v.finished_at, duration_ms = v.duration_ms, error = v.error,
-         claimed_by = CASE WHEN v.status = 'running' THEN $2 END,
-         lease_until = CASE WHEN v.status = 'running' THEN now() + $3 * interval '1 second' END
-       FROM json_to_recordset($1::json)
-         AS v(id text, status text, attempt int, record json, started_at timestamptz, finished_at timestamptz, duration_ms bigint, error text)
-       WHERE e.id = v.id RETURNING e.id`,
-        [rowsJson(saves.map((p) => stateColumnsOf(p.record))), owner, seconds],
-      ),
+      prepared(this.sql.updateStates, [rowsJson(saves.map((p) => stateColumnsOf(p.record))), owner, seconds]),
     );
     this.host.committed();
     const found = new Set(rows.map((r) => r.id));
@@ -176,24 +175,11 @@ export class GroupSaves {
     const now = new Date().toISOString();
     const { owner, seconds } = this.host.lease();
     await this.host.pool.query(
-      prepared(
-        `WITH v AS (
-         SELECT * FROM json_to_recordset($1::json)
-           AS v(id text, integration text, status text, test boolean, attempt int, trigger json, record json, queued_at timestamptz,
-             started_at timestamptz, finished_at timestamptz, duration_ms bigint, error text, queued_given boolean)),
-       upd AS (
-         UPDATE ${this.host.table} e SET integration = v.integration, status = v.status, test = v.test, attempt = v.attempt,
-           record = v.record, queued_at = CASE WHEN v.queued_given THEN v.queued_at ELSE e.queued_at END,
-           started_at = v.started_at, finished_at = v.finished_at, duration_ms = v.duration_ms, error = v.error,
-           claimed_by = CASE WHEN v.status = 'running' THEN $2 END,
-           lease_until = CASE WHEN v.status = 'running' THEN now() + $3 * interval '1 second' END
-         FROM v WHERE e.id = v.id RETURNING e.id)
-       INSERT INTO ${this.host.table} (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, claimed_by, lease_until)
-       SELECT v.id, v.integration, v.status, v.test, v.attempt, COALESCE(v.trigger, 'null'), v.record, v.queued_at, v.started_at, v.finished_at,
-         v.duration_ms, v.error, CASE WHEN v.status = 'running' THEN $2 END, CASE WHEN v.status = 'running' THEN now() + $3 * interval '1 second' END
-       FROM v WHERE NOT EXISTS (SELECT 1 FROM upd WHERE upd.id = v.id)`,
-        [rowsJson(saves.map((p) => ({ ...columnsOf(p.record, now), queuedGiven: !!p.record.queuedAt }))), owner, seconds],
-      ),
+      prepared(this.sql.upsertRows, [
+        rowsJson(saves.map((p) => ({ ...columnsOf(p.record, now), queuedGiven: !!p.record.queuedAt }))),
+        owner,
+        seconds,
+      ]),
     );
     this.host.committed();
   }
@@ -203,13 +189,9 @@ export class GroupSaves {
     const c = stateColumnsOf(p.record);
     const { owner, seconds } = this.host.lease();
     const { rowCount } = await this.host.pool.query(
-      prepared(
-        `UPDATE ${this.host.table} SET status = $2, attempt = $3, record = $4::json, started_at = $5, finished_at = $6, duration_ms = $7, error = $8,
-         claimed_by = CASE WHEN $2 = 'running' THEN $9 END,
-         lease_until = CASE WHEN $2 = 'running' THEN now() + $10 * interval '1 second' END
-       WHERE id = $1`,
-        [c.id, c.status, c.attempt, c.record, c.startedAt, c.finishedAt, c.durationMs, c.error, owner, seconds],
-      ),
+      // In the order of STATE_COLUMNS (sql/execution-columns.ts), which numbers the statement's
+      // parameters; written out because this runs for every save at low load.
+      prepared(this.sql.updateState, [c.id, c.status, c.attempt, c.record, c.startedAt, c.finishedAt, c.durationMs, c.error, owner, seconds]),
     );
     this.host.committed();
     return (rowCount ?? 0) > 0;
@@ -220,32 +202,24 @@ export class GroupSaves {
     const c = columnsOf(p.record, new Date().toISOString());
     const { owner, seconds } = this.host.lease();
     await this.host.pool.query(
-      prepared(
-        `INSERT INTO ${this.host.table} AS e (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error, claimed_by, lease_until)
-       VALUES ($1, $2, $3, $4, $5, $6::json, $7::json, $8, $9, $10, $11, $12,
-         CASE WHEN $3 = 'running' THEN $14 END, CASE WHEN $3 = 'running' THEN now() + $15 * interval '1 second' END)
-       ON CONFLICT (id) DO UPDATE SET integration = excluded.integration, status = excluded.status, test = excluded.test, attempt = excluded.attempt,
-         record = excluded.record, queued_at = CASE WHEN $13 THEN excluded.queued_at ELSE e.queued_at END,
-         started_at = excluded.started_at, finished_at = excluded.finished_at, duration_ms = excluded.duration_ms, error = excluded.error,
-         claimed_by = excluded.claimed_by, lease_until = excluded.lease_until`,
-        [
-          c.id,
-          c.integration,
-          c.status,
-          c.test,
-          c.attempt,
-          c.trigger,
-          c.record,
-          c.queuedAt,
-          c.startedAt,
-          c.finishedAt,
-          c.durationMs,
-          c.error,
-          !!p.record.queuedAt,
-          owner,
-          seconds,
-        ],
-      ),
+      prepared(this.sql.upsertExecution, [
+        // In the order of ALL_COLUMNS (sql/execution-columns.ts), then the statement's own three.
+        c.id,
+        c.integration,
+        c.status,
+        c.test,
+        c.attempt,
+        c.trigger,
+        c.record,
+        c.queuedAt,
+        c.startedAt,
+        c.finishedAt,
+        c.durationMs,
+        c.error,
+        !!p.record.queuedAt,
+        owner,
+        seconds,
+      ]),
     );
     this.host.committed();
   }

@@ -10,7 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type pg from 'pg';
-import { KeyedMutex } from '../common.js';
+import { KeyedMutex } from '../keyed-mutex.js';
+import { leaseLockPlans } from '../sql/postgres-plans.js';
 
 export interface LeaseLockOptions {
   /** How long a lease lasts without renewal (default 30 s); renewed every third of it. */
@@ -25,13 +26,15 @@ export class LeaseLocks {
   private readonly local = new KeyedMutex();
   private readonly leaseMs: number;
   private readonly retryMs: number;
+  private readonly sql: ReturnType<typeof leaseLockPlans>;
 
   constructor(
     private readonly pool: pg.Pool,
     /** The quoted, schema-qualified table name. */
-    private readonly table: string,
+    table: string,
     opts: LeaseLockOptions = {},
   ) {
+    this.sql = leaseLockPlans(table);
     this.leaseMs = opts.leaseMs ?? 30_000;
     this.retryMs = opts.retryMs ?? 100;
   }
@@ -47,7 +50,7 @@ export class LeaseLocks {
           return await fn();
         } finally {
           clearInterval(renew);
-          await this.pool.query(`DELETE FROM ${this.table} WHERE key = $1 AND owner = $2`, [key, this.owner]).catch(() => undefined);
+          await this.pool.query(this.sql.release, [key, this.owner]).catch(() => undefined);
         }
       },
       signal,
@@ -57,12 +60,7 @@ export class LeaseLocks {
   private async acquire(key: string, signal?: AbortSignal): Promise<void> {
     for (;;) {
       signal?.throwIfAborted();
-      const { rowCount } = await this.pool.query(
-        `INSERT INTO ${this.table} (key, owner, lease_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
-         ON CONFLICT (key) DO UPDATE SET owner = EXCLUDED.owner, lease_until = EXCLUDED.lease_until
-         WHERE ${this.table}.lease_until < now()`,
-        [key, this.owner, this.leaseMs],
-      );
+      const { rowCount } = await this.pool.query(this.sql.acquire, [key, this.owner, this.leaseMs]);
       if (rowCount === 1) return;
       // An abort ends the wait; the check at the top of the loop then throws its reason.
       await sleep(this.retryMs, undefined, { signal }).catch(() => undefined);
@@ -70,10 +68,6 @@ export class LeaseLocks {
   }
 
   private async renew(key: string): Promise<void> {
-    await this.pool.query(`UPDATE ${this.table} SET lease_until = now() + $3 * interval '1 millisecond' WHERE key = $1 AND owner = $2`, [
-      key,
-      this.owner,
-      this.leaseMs,
-    ]);
+    await this.pool.query(this.sql.renew, [key, this.owner, this.leaseMs]);
   }
 }

@@ -15,10 +15,12 @@
 import pg from 'pg';
 import type { PoolClient, PoolConfig } from 'pg';
 import type { ExecutionRecord } from '../../engine/record.js';
-import { columnsOf, KeyedMutex, queuedRecord, runningRecord } from '../common.js';
+import { queuedRecord, runningRecord } from '../execution-states.js';
+import { columnsOf } from '../execution-rows.js';
+import { KeyedMutex } from '../keyed-mutex.js';
 import type { ExecutionQueue, QueueOptions } from '../queue.js';
-import type { SqlDialect, Step, StepResult } from '../sql/dialect.js';
-import { EXEC_COLS } from '../sql/plans.js';
+import { dollarPlaceholders, type SqlDialect, type Step, type StepResult } from '../sql/dialect.js';
+import { advisoryXactLock, executionPlans, setSearchPath } from '../sql/postgres-plans.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { deriveKey, SECRET_ENV, TokenCipher } from '../token-crypto.js';
 import type { NewExecution, SaveOptions } from '../types.js';
@@ -43,13 +45,12 @@ export interface PostgresStoreOptions {
 
 type Queryable = Pick<PoolClient, 'query'>;
 
-/** `?` → `$1, $2, …` (the shared statements hold no `?` in literals). */
+/** The shared statements with PostgreSQL's placeholders, by their text. */
 const numbered = new Map<string, string>();
 function placeholders(sql: string): string {
   let out = numbered.get(sql);
   if (out === undefined) {
-    let n = 0;
-    out = sql.replace(/\?/g, () => `$${++n}`);
+    out = dollarPlaceholders(sql);
     if (numbered.size < 500) numbered.set(sql, out);
   }
   return out;
@@ -73,7 +74,7 @@ class PostgresDialect implements SqlDialect {
   /** A transaction-scoped advisory lock per key in this schema: plans holding the same key run one at a time. */
   private lock(c: Queryable, key: string): Promise<unknown> {
     const [purpose, ...rest] = key.split(':');
-    return c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`hcm-runner:${purpose}:${this.schema}:${rest.join(':')}`]);
+    return c.query(advisoryXactLock, [`hcm-runner:${purpose}:${this.schema}:${rest.join(':')}`]);
   }
 
   async runSteps(c: Queryable, steps: Step[]): Promise<StepResult[]> {
@@ -144,6 +145,8 @@ export class PostgresStore extends SqlStore {
   private owner = defaultReplicaId();
   private leaseSec = DEFAULT_LEASE_SEC;
   private readonly saves: GroupSaves;
+  /** This store's own statements (built once for its schema's table). */
+  private readonly sql: ReturnType<typeof executionPlans>;
   private leaseLocks?: LeaseLocks;
 
   private constructor(pool: pg.Pool, schema: string, tokenKey: () => Buffer) {
@@ -159,7 +162,7 @@ export class PostgresStore extends SqlStore {
       (key, fn) =>
         tokenMutex.run(key, () =>
           dialect.tx(async (c) => {
-            await c.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`hcm-runner:token:${schema}:${key}`]);
+            await c.query(advisoryXactLock, [`hcm-runner:token:${schema}:${key}`]);
             return fn();
           }),
         ),
@@ -169,6 +172,7 @@ export class PostgresStore extends SqlStore {
     this.schema = schema;
     this.s = quoteIdent(schema);
     this.channel = channelFor(schema);
+    this.sql = executionPlans(`${this.s}.executions`);
     this.saves = new GroupSaves({
       pool,
       table: `${this.s}.executions`,
@@ -185,7 +189,7 @@ export class PostgresStore extends SqlStore {
     // pg-pool awaits onConnect before it hands a new connection out, and a failure fails that
     // connect (a query issued from the 'connect' event would race the caller's first query).
     const onConnect = async (client: pg.ClientBase): Promise<void> => {
-      await client.query(`SET search_path TO ${quoteIdent(schema)}, public`);
+      await client.query(setSearchPath(quoteIdent(schema)));
     };
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, ...opts.pool, onConnect });
     // An idle client losing its connection must not crash the process; the next query reconnects.
@@ -241,20 +245,7 @@ export class PostgresStore extends SqlStore {
   private async insertExecutions(executions: NewExecution[], on: Queryable = this.pool): Promise<void> {
     const now = new Date().toISOString();
     const cols = executions.map((e) => columnsOf(queuedRecord(e, now), now));
-    await on
-      .query(
-        prepared(
-          `WITH ins AS (
-           INSERT INTO ${this.s}.executions (id, integration, status, test, attempt, trigger, record, queued_at)
-           SELECT id, integration, 'queued', test, attempt, COALESCE(trigger, 'null'), record, queued_at
-           FROM json_to_recordset($1::json) AS t(id text, integration text, test boolean, attempt int, trigger json, record json, queued_at timestamptz)
-           RETURNING integration),
-         names AS (SELECT string_agg(DISTINCT integration, E'\\n') AS list FROM ins)
-         SELECT pg_notify($2, CASE WHEN octet_length(list) < 7900 THEN list ELSE '' END) FROM names`,
-          [rowsJson(cols), this.channel],
-        ),
-      )
-      .catch((err: unknown) => Promise.reject(storageError(err)));
+    await on.query(prepared(this.sql.insertQueued, [rowsJson(cols), this.channel])).catch((err: unknown) => Promise.reject(storageError(err)));
   }
 
   enqueue(executions: NewExecution[]): Promise<void> {
@@ -314,14 +305,7 @@ export class PostgresStore extends SqlStore {
     if (this.closed) throw new Error('the store is closed');
     const now = new Date().toISOString();
     const { rows } = await this.pool
-      .query(
-        prepared(
-          `UPDATE ${this.s}.executions SET status = 'running', attempt = $2, started_at = $3, finished_at = NULL, duration_ms = NULL, error = NULL,
-           claimed_by = $4, lease_until = now() + $5 * interval '1 second'
-         WHERE id = $1 AND status IN ('queued', 'running') RETURNING ${EXEC_COLS}`,
-          [id, attempt, now, this.owner, this.leaseSec],
-        ),
-      )
+      .query(prepared(this.sql.markRunning, [attempt, now, this.owner, this.leaseSec, id]))
       .catch((err: unknown) => Promise.reject(storageError(err)));
     this.stats.commits++;
     return rows[0] ? runningRecord(this.record(rows[0]), attempt, now) : undefined;

@@ -22,8 +22,11 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { PoolClient } from 'pg';
-import { iso, recordFromRow, runningRecord } from '../common.js';
+import { runningRecord } from '../execution-states.js';
+import { recordFromRow } from '../execution-rows.js';
 import { Lanes, type ExecutionQueue, type QueueBinding, type QueuedJob, type QueueOptions } from '../queue.js';
+import { iso } from '../timestamps.js';
+import { listen, queuePlans, unlisten } from '../sql/postgres-plans.js';
 import { quoteIdent } from './migrations.js';
 import { prepared } from './prepared.js';
 
@@ -62,7 +65,8 @@ interface ClaimRow {
 
 export class TableQueue implements ExecutionQueue {
   private readonly pool: pg.Pool;
-  private readonly table: string;
+  /** The queue's statements on this schema's executions table. */
+  private readonly sql: ReturnType<typeof queuePlans>;
   private readonly channel: string;
   private readonly leaseSec: number;
   private readonly pollMs: number;
@@ -95,7 +99,7 @@ export class TableQueue implements ExecutionQueue {
 
   constructor(host: TableQueueHost, opts: QueueOptions & { owner: string }) {
     this.pool = host.pool;
-    this.table = `${quoteIdent(host.schema)}.executions`;
+    this.sql = queuePlans(`${quoteIdent(host.schema)}.executions`);
     this.channel = channelFor(host.schema);
     this.leaseSec = Math.max(1, opts.leaseSec ?? DEFAULT_LEASE_SEC);
     this.pollMs = Math.max(10, opts.pollMs ?? 1000);
@@ -164,9 +168,7 @@ export class TableQueue implements ExecutionQueue {
   }
 
   async recover(): Promise<number> {
-    const { rows } = await this.pool.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM ${this.table} WHERE status = 'running' AND (lease_until IS NULL OR lease_until < now())`,
-    );
+    const { rows } = await this.pool.query<{ n: number }>(this.sql.countExpired);
     this.active = true;
     await this.listen();
     await this.poll();
@@ -183,7 +185,7 @@ export class TableQueue implements ExecutionQueue {
     const c = this.listenClient;
     this.listenClient = undefined;
     if (c) {
-      await c.query(`UNLISTEN ${quoteIdent(this.channel)}`).catch(() => undefined);
+      await c.query(unlisten(quoteIdent(this.channel))).catch(() => undefined);
       c.release();
     }
     await Promise.allSettled([...this.pendingOps]);
@@ -194,18 +196,12 @@ export class TableQueue implements ExecutionQueue {
     this.held.clear();
     try {
       if (unstarted.length) {
-        await this.pool.query(
-          `UPDATE ${this.table} e SET status = u.status, attempt = u.attempt, lease_until = NULL, claimed_by = NULL,
-             started_at = CASE WHEN u.status = 'queued' THEN NULL ELSE e.started_at END
-           FROM unnest($1::text[], $2::text[], $3::int[]) AS u(id, status, attempt)
-           WHERE e.id = u.id AND e.claimed_by = $4 AND e.status = 'running'`,
-          [
-            unstarted.map((j) => j.id),
-            unstarted.map((j) => j.previous?.status ?? 'queued'),
-            unstarted.map((j) => j.previous?.attempt ?? j.attempt),
-            this.owner,
-          ],
-        );
+        await this.pool.query(this.sql.handBack, [
+          unstarted.map((j) => j.id),
+          unstarted.map((j) => j.previous?.status ?? 'queued'),
+          unstarted.map((j) => j.previous?.attempt ?? j.attempt),
+          this.owner,
+        ]);
       }
       if (running.length) await this.expire(running);
       if (unstarted.length + running.length)
@@ -299,26 +295,7 @@ export class TableQueue implements ExecutionQueue {
   /** One statement claims up to `n` rows of each integration, oldest first, skipping rows others lock. */
   private async claim(caps: Array<[string, number]>): Promise<ClaimRow[]> {
     const { rows } = await this.pool.query<ClaimRow>(
-      prepared(
-        `WITH caps AS (SELECT * FROM unnest($1::text[], $2::int[]) AS c(integration, n)),
-       picked AS (
-         SELECT x.id, x.status AS was, x.attempt AS was_attempt, x.attempt >= $3 AS poison
-         FROM caps CROSS JOIN LATERAL (
-           SELECT q.id, q.status, q.attempt FROM ${this.table} q
-           WHERE q.integration = caps.integration AND q.status IN ('queued', 'running')
-             AND (q.lease_until IS NULL OR q.lease_until < now())
-           ORDER BY q.queued_at, q.id LIMIT caps.n
-           FOR UPDATE SKIP LOCKED) x)
-       UPDATE ${this.table} e SET
-         status = 'running',
-         attempt = CASE WHEN p.was = 'running' AND NOT p.poison THEN e.attempt + 1 ELSE e.attempt END,
-         started_at = CASE WHEN p.was = 'running' AND p.poison THEN e.started_at ELSE now() END,
-         finished_at = NULL, duration_ms = NULL, error = NULL,
-         claimed_by = $4, lease_until = now() + $5 * interval '1 second'
-       FROM picked p WHERE e.id = p.id
-       RETURNING e.id, e.integration, e.status, e.test, e.attempt, e.trigger, e.record, e.queued_at, e.started_at, e.finished_at, p.was, p.was_attempt`,
-        [caps.map((c) => c[0]), caps.map((c) => c[1]), this.binding.maxInterruptions(), this.owner, this.leaseSec],
-      ),
+      prepared(this.sql.claim, [caps.map((c) => c[0]), caps.map((c) => c[1]), this.binding.maxInterruptions(), this.owner, this.leaseSec]),
     );
     return rows;
   }
@@ -359,10 +336,7 @@ export class TableQueue implements ExecutionQueue {
     const ids = held.map((j) => j.id);
     for (const [, lane] of this.lanes.entries()) for (const j of lane) if (!j.local) ids.push(j.id);
     if (ids.length === 0) return;
-    const { rows } = await this.pool.query<{ id: string }>(
-      `UPDATE ${this.table} SET lease_until = now() + $3 * interval '1 second' WHERE id = ANY($1) AND claimed_by = $2 AND status = 'running' RETURNING id`,
-      [ids, this.owner, this.leaseSec],
-    );
+    const { rows } = await this.pool.query<{ id: string }>(this.sql.renew, [ids, this.owner, this.leaseSec]);
     const alive = new Set(rows.map((r) => r.id));
     for (const j of held) {
       // A synchronous run is in the table only once it was made durable.
@@ -376,10 +350,7 @@ export class TableQueue implements ExecutionQueue {
   }
 
   private async expire(ids: string[]): Promise<void> {
-    await this.pool.query(
-      `UPDATE ${this.table} SET lease_until = now() - interval '1 second' WHERE id = ANY($1) AND claimed_by = $2 AND status = 'running'`,
-      [ids, this.owner],
-    );
+    await this.pool.query(this.sql.expire, [ids, this.owner]);
   }
 
   /**
@@ -387,11 +358,7 @@ export class TableQueue implements ExecutionQueue {
    * claimable rows (queued, or running under a lease that ran out).
    */
   private async poll(): Promise<void> {
-    const { rows } = await this.pool.query<{ integration: string; queued: number; claimable: number }>(
-      `SELECT integration, count(*) FILTER (WHERE status = 'queued')::int AS queued,
-         count(*) FILTER (WHERE lease_until IS NULL OR lease_until < now())::int AS claimable
-       FROM ${this.table} WHERE status IN ('queued', 'running') GROUP BY integration`,
-    );
+    const { rows } = await this.pool.query<{ integration: string; queued: number; claimable: number }>(this.sql.poll);
     const by: Record<string, number> = {};
     let total = 0;
     for (const r of rows) {
@@ -422,7 +389,7 @@ export class TableQueue implements ExecutionQueue {
         client.release(true);
         if (!this.stopped) setTimeout(() => void this.listen(), 1000).unref();
       });
-      await client.query(`LISTEN ${quoteIdent(this.channel)}`);
+      await client.query(listen(quoteIdent(this.channel)));
       this.listenClient = client;
     } catch (err) {
       if (c && this.listenClient !== c) c.release(true);

@@ -26,3 +26,9 @@ export interface SqlDialect {
   /** A JSON column's value as read (text on SQLite, already parsed on PostgreSQL) → the value. */
   json(value: unknown): unknown;
 }
+
+/** `?` → `$1, $2, …`: PostgreSQL's placeholders (the statements hold no `?` in literals). */
+export function dollarPlaceholders(sql: string): string {
+  let n = 0;
+  return sql.replace(/\?/g, () => `$${++n}`);
+}

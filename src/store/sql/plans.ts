@@ -2,13 +2,15 @@
  * The store's SQL, written once for SQLite and PostgreSQL: `?` placeholders (the dialect numbers
  * them), unqualified table names (PostgreSQL sets the schema as the search path), standard upserts
  * (`ON CONFLICT`) and `RETURNING`. Timestamps are passed in as ISO-8601 text; JSON columns take
- * JSON text. Only the hot write paths that depend on an engine's batching (enqueue, group-
- * committed saves, the PostgreSQL claim) live with their dialect.
+ * JSON text. The statements of the hot write paths that depend on an engine's batching (enqueue,
+ * group-committed saves, the PostgreSQL queue) are in sqlite-plans.ts and postgres-plans.ts; the
+ * executions columns every statement names are execution-columns.ts.
  */
 import type { Step } from './dialect.js';
+import { ALL_COLUMNS, assignments, columnList, type ExecutionColumn, RECORD_COLUMNS, STATE_COLUMNS, SUMMARY_COLUMNS } from './execution-columns.js';
 
-export const EXEC_COLS = 'id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at';
-export const SUMMARY_COLS = 'id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error';
+export const EXEC_COLS = columnList(RECORD_COLUMNS);
+export const SUMMARY_COLS = columnList(SUMMARY_COLUMNS);
 /** A capture's columns besides its trigger forms (src/store/captures.ts says what each holds). */
 export const CAPTURE_COLS = 'integration, id, received_at, size, truncated';
 export const PAYLOAD_COLS = 'integration, name, trigger, created_at, updated_at';
@@ -52,14 +54,35 @@ export function listExecutions(f: { integration?: string; status?: string; befor
   };
 }
 
-/** Marks a queued (or interrupted) execution running; nothing for a finished or missing one. */
-export const markRunning = (id: string, attempt: number, startedAt: string): Step =>
-  s(
-    `UPDATE executions SET status = 'running', attempt = ?, started_at = ?, finished_at = NULL, duration_ms = NULL, error = NULL
-     WHERE id = ? AND status IN ('queued', 'running') RETURNING ${EXEC_COLS}`,
-    attempt,
-    startedAt,
-    id,
+/**
+ * Marks a queued (or interrupted) execution running; nothing for a finished or missing one.
+ * Parameters: attempt, startedAt, those of `also` (more assignments: PostgreSQL takes the
+ * execution's lease in the same statement, postgres-plans.ts), then the id.
+ */
+export const markRunningSql = (table = 'executions', also = '') =>
+  `UPDATE ${table} SET status = 'running', attempt = ?, started_at = ?, finished_at = NULL, duration_ms = NULL, error = NULL${also}
+     WHERE id = ? AND status IN ('queued', 'running') RETURNING ${EXEC_COLS}`;
+const MARK_RUNNING = markRunningSql();
+export const markRunning = (id: string, attempt: number, startedAt: string): Step => s(MARK_RUNNING, attempt, startedAt, id);
+
+/** What a save of a run writes over the row it ran from (`stored`): never the trigger or queued_at. */
+export const stateAssignments = (value: (column: ExecutionColumn) => string) =>
+  assignments(
+    STATE_COLUMNS.filter((c) => c !== 'id'),
+    value,
+  );
+
+const UPSERTED_OVER = ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'trigger');
+
+/**
+ * What a save writes over an existing row when it may have to create it (the upsert): all but the
+ * id and the trigger (which never changes), and queued_at only when the record names one.
+ * `from`: the new values (`excluded`, a row set); `queuedGiven`: whether the record names queued_at;
+ * `existing`: the row as it was.
+ */
+export const upsertAssignments = (from: string, queuedGiven: string, existing: string) =>
+  assignments(UPSERTED_OVER, (c) =>
+    c === 'queued_at' ? `CASE WHEN ${queuedGiven} THEN ${from}.queued_at ELSE ${existing}.queued_at END` : `${from}.${c}`,
   );
 
 /** Finished executions before `cutoff`, and the schedule/poll ticks claimed before it. */

@@ -6,24 +6,19 @@
  */
 import type { StoredTokens, TokenStore } from '../../connectors/types.js';
 import type { ExecutionRecord, ExecutionStatus } from '../../engine/record.js';
-import {
-  checkFilter,
-  clampLimit,
-  dedupeKeepLast,
-  emptyCounts,
-  iso,
-  newStats,
-  newWebhookToken,
-  recordFromRow,
-  runningRecord,
-  summaryFromRow,
-  type StoreStats,
-} from '../common.js';
-import { captureColumns, DEFAULT_CAPTURE_KEEP, summaryFields, type CaptureBounds } from '../captures.js';
+import { captureColumns, DEFAULT_CAPTURE_KEEP, summaryFields } from '../captures.js';
+import { runningRecord } from '../execution-states.js';
+import { recordFromRow, summaryFromRow } from '../execution-rows.js';
+import { clampLimit } from '../list-limits.js';
+import { newStats, type StoreStats } from '../stats.js';
+import { checkFilter, emptyCounts } from '../statuses.js';
+import { iso } from '../timestamps.js';
+import { newWebhookToken } from '../webhook-token.js';
 import type { ExecutionQueue, QueueOptions } from '../queue.js';
 import type { TokenCipher } from '../token-crypto.js';
 import type {
   Capture,
+  CaptureBounds,
   CaptureQuery,
   CaptureSummary,
   ExecutionFilter,
@@ -37,6 +32,13 @@ import type { SqlDialect, Step } from './dialect.js';
 import * as plan from './plans.js';
 
 type Row = Record<string, unknown>;
+
+/** Removes duplicate keys, keeping each key's last position (the newest). */
+function dedupeKeepLast(keys: readonly string[]): string[] {
+  const last = new Map<string, number>();
+  for (let i = 0; i < keys.length; i++) last.set(keys[i]!, i);
+  return keys.filter((k, i) => last.get(k) === i);
+}
 
 /** Integrations per `latestExecutions` statement. */
 const LATEST_CHUNK = 500;

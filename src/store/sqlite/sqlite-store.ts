@@ -17,9 +17,12 @@ import Database from 'better-sqlite3';
 import { accessSync, chmodSync, closeSync, constants, fdatasync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { ExecutionRecord } from '../../engine/record.js';
-import { columnsOf, KeyedMutex, parseJsonText, queuedRecord, stateColumnsOf } from '../common.js';
+import { queuedRecord } from '../execution-states.js';
+import { columnsOf, parseJsonText, stateColumnsOf } from '../execution-rows.js';
+import { KeyedMutex } from '../keyed-mutex.js';
 import { InProcessQueue, type ExecutionQueue } from '../queue.js';
 import type { SqlDialect, Step, StepResult } from '../sql/dialect.js';
+import * as plan from '../sql/sqlite-plans.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { loadTokenKey, TokenCipher } from '../token-crypto.js';
 import type { NewExecution, SaveOptions } from '../types.js';
@@ -199,10 +202,7 @@ export class SqliteStore extends SqlStore {
 
   private insertExecutions(executions: NewExecution[]): void {
     const now = new Date().toISOString();
-    const stmt = this.sqlite.prepare(
-      `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at)
-       VALUES (@id, @integration, 'queued', @test, @attempt, @trigger, @record, @queuedAt)`,
-    );
+    const stmt = this.sqlite.prepare(plan.insertQueued);
     for (const e of executions) {
       const c = columnsOf(queuedRecord(e, now), now);
       stmt.run({
@@ -227,26 +227,11 @@ export class SqliteStore extends SqlStore {
     return this.run('saveExecution', () => {
       if (opts.stored) {
         // The row exists: what a run changes, without the trigger (and queued_at) again.
-        const changed = this.sqlite
-          .prepare(
-            `UPDATE executions SET status = @status, attempt = @attempt, record = @record, started_at = @startedAt,
-               finished_at = @finishedAt, duration_ms = @durationMs, error = @error WHERE id = @id`,
-          )
-          .run(stateColumnsOf(record)).changes;
+        const changed = this.sqlite.prepare(plan.updateState).run(stateColumnsOf(record)).changes;
         if (changed) return;
       }
       const c = columnsOf(record, new Date().toISOString());
-      this.sqlite
-        .prepare(
-          `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at, started_at, finished_at, duration_ms, error)
-           VALUES (@id, @integration, @status, @test, @attempt, @trigger, @record, @queuedAt, @startedAt, @finishedAt, @durationMs, @error)
-           ON CONFLICT (id) DO UPDATE SET integration = excluded.integration, status = excluded.status, test = excluded.test,
-             attempt = excluded.attempt, record = excluded.record,
-             queued_at = CASE WHEN @queuedAtGiven THEN excluded.queued_at ELSE executions.queued_at END,
-             started_at = excluded.started_at, finished_at = excluded.finished_at,
-             duration_ms = excluded.duration_ms, error = excluded.error`,
-        )
-        .run({ ...c, test: c.test ? 1 : 0, queuedAtGiven: record.queuedAt ? 1 : 0 });
+      this.sqlite.prepare(plan.upsertExecution).run({ ...c, test: c.test ? 1 : 0, queuedAtGiven: record.queuedAt ? 1 : 0 });
     });
   }
 

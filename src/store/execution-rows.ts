@@ -1,0 +1,137 @@
+/**
+ * An execution record <-> its `executions` row: the column values written from a record, and the
+ * record and list summary rebuilt from a row (the columns are authoritative over the JSON copy).
+ * Which columns a statement names is sql/execution-columns.ts.
+ */
+import { triggerJson } from '../common/trigger-json.js';
+import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
+import { recordIso } from './timestamps.js';
+import type { ExecutionSummary } from './types.js';
+
+/** The JSON kept in the `record` column: everything but the trigger (stored in its own column). */
+export function recordJson(record: ExecutionRecord): string {
+  const { trigger: _t, ...rest } = record;
+  return JSON.stringify(rest);
+}
+
+/** Row columns derived from a record. */
+export interface ExecutionColumns {
+  id: string;
+  integration: string;
+  status: ExecutionStatus;
+  test: boolean;
+  attempt: number;
+  trigger: string;
+  record: string;
+  queuedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  error: string | null;
+}
+
+export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumns {
+  return {
+    id: record.id,
+    integration: record.integration,
+    status: record.status,
+    test: !!record.test,
+    attempt: record.attempt ?? 1,
+    trigger: triggerJson(record.trigger),
+    record: recordJson(record),
+    queuedAt: recordIso(record.queuedAt) ?? now,
+    startedAt: recordIso(record.startedAt) ?? null,
+    finishedAt: recordIso(record.finishedAt) ?? null,
+    durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
+    error: record.error?.message ?? null,
+  };
+}
+
+/** The columns a run changes (a save of an existing row): no trigger, no queued_at. */
+export type StateColumns = Pick<ExecutionColumns, 'id' | 'status' | 'attempt' | 'record' | 'startedAt' | 'finishedAt' | 'durationMs' | 'error'>;
+
+export function stateColumnsOf(record: ExecutionRecord): StateColumns {
+  return {
+    id: record.id,
+    status: record.status,
+    attempt: record.attempt ?? 1,
+    record: recordJson(record),
+    startedAt: recordIso(record.startedAt) ?? null,
+    finishedAt: recordIso(record.finishedAt) ?? null,
+    durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
+    error: record.error?.message ?? null,
+  };
+}
+
+/** A JSON column as read: text (SQLite) is parsed; PostgreSQL hands back the value. */
+export function parseJsonText(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
+}
+
+/** Rebuilds a record from its row; the columns are authoritative over the JSON copy. */
+export function recordFromRow(
+  row: {
+    id: string;
+    integration: string;
+    status: string;
+    test: boolean | number;
+    attempt: number;
+    trigger: unknown;
+    record: unknown;
+    queued_at: string | Date | null;
+    started_at: string | Date | null;
+    finished_at: string | Date | null;
+  },
+  json: (value: unknown) => unknown = parseJsonText,
+): ExecutionRecord {
+  const body = json(row.record) as Partial<ExecutionRecord>;
+  const trigger = json(row.trigger);
+  const record: ExecutionRecord = {
+    ...body,
+    id: row.id,
+    integration: row.integration,
+    status: row.status as ExecutionStatus,
+    test: !!row.test,
+    attempt: Number(row.attempt),
+    trigger,
+    steps: body.steps ?? [],
+    log: body.log ?? [],
+  };
+  const q = recordIso(row.queued_at);
+  const s = recordIso(row.started_at);
+  const f = recordIso(row.finished_at);
+  if (q) record.queuedAt = q;
+  if (s) record.startedAt = s;
+  if (f) record.finishedAt = f;
+  return record;
+}
+
+export function summaryFromRow(row: {
+  id: string;
+  integration: string;
+  status: string;
+  test: boolean | number;
+  attempt: number;
+  queued_at: string | Date | null;
+  started_at: string | Date | null;
+  finished_at: string | Date | null;
+  duration_ms: number | string | null;
+  error: string | null;
+}): ExecutionSummary {
+  const s: ExecutionSummary = {
+    id: row.id,
+    integration: row.integration,
+    status: row.status as ExecutionStatus,
+    test: !!row.test,
+    attempt: Number(row.attempt),
+  };
+  const q = recordIso(row.queued_at);
+  const st = recordIso(row.started_at);
+  const f = recordIso(row.finished_at);
+  if (q) s.queuedAt = q;
+  if (st) s.startedAt = st;
+  if (f) s.finishedAt = f;
+  if (row.duration_ms !== null && row.duration_ms !== undefined) s.durationMs = Number(row.duration_ms);
+  if (row.error !== null && row.error !== undefined) s.error = { message: row.error };
+  return s;
+}
