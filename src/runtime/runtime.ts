@@ -10,7 +10,7 @@ import { DEFAULT_MAX_RESULT_BYTES } from '../connectors/result-limit.js';
 import type { FileLimits } from '../definition/limits.js';
 import type { RuntimeServices } from '../connectors/types.js';
 import type { ExecutionStatus } from '../engine/record.js';
-import type { CaptureBounds } from '../store/captures.js';
+import type { CaptureBounds } from '../store/types.js';
 import type { Capture, CaptureSummary, Store } from '../store/types.js';
 import { ExecutionDispatcher } from './dispatch/dispatcher.js';
 import type { DispatcherLimits } from './dispatch/limits.js';

@@ -10,7 +10,7 @@ import { adminTokenMatcher } from './admin-token.js';
 import { clientKey } from './auth-throttle.js';
 import { captureStream, executionStream } from './event-stream.js';
 import { HttpError } from '../common/errors.js';
-import { MAX_LIST_LIMIT } from '../store/common.js';
+import { MAX_LIST_LIMIT } from '../store/list-limits.js';
 import { refusalOf } from './middleware-check.js';
 import { AdminOperations } from './operations.js';
 import type { OperatorAuth } from './operator-auth.js';

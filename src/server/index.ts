@@ -11,7 +11,7 @@ import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import { openStore } from '../store/open.js';
 import type { ExecutionQueue, QueueOptions } from '../store/queue.js';
-import type { CaptureBounds } from '../store/captures.js';
+import type { CaptureBounds } from '../store/types.js';
 import type { Store } from '../store/types.js';
 import type { DispatcherLimits } from '../runtime/dispatch/limits.js';
 import type { RegistryEntry } from '../runtime/registry.js';

@@ -22,9 +22,6 @@ export const CAPTURE_LIST_BYTES = 64 * 1024;
 /** Characters of the body preview in a summary. */
 const SUMMARY_PREVIEW_CHARS = 200;
 
-/** Declared with the storage interface that takes it (types.ts), which imports nothing of this file. */
-export type { CaptureBounds } from './types.js';
-
 /** The columns of one capture row. */
 export interface CaptureColumns {
   trigger: string;

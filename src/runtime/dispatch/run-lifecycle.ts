@@ -12,7 +12,7 @@ import type { RuntimeServices } from '../../connectors/types.js';
 import type { CompiledIntegration } from '../../definition/types.js';
 import type { ExecutionRecord, LogEntry } from '../../engine/record.js';
 import { runExecution } from '../../engine/run.js';
-import { queuedRecord, runningRecord } from '../../store/common.js';
+import { queuedRecord, runningRecord } from '../../store/execution-states.js';
 import type { QueuedJob } from '../../store/queue.js';
 import type { NewExecution, Store } from '../../store/types.js';
 import type { IntegrationRegistry } from '../registry.js';

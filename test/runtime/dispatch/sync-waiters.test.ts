@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ExecutionRecord } from '../../../src/engine/record.js';
 import { LiveRuns } from '../../../src/runtime/dispatch/live-runs.js';
 import { type RunOutcome, SyncWaiters } from '../../../src/runtime/dispatch/sync-waiters.js';
-import { queuedRecord, runningRecord } from '../../../src/store/common.js';
+import { queuedRecord, runningRecord } from '../../../src/store/execution-states.js';
 import { execution, settle, type TempStore, tempStore } from './helpers.js';
 
 let t: TempStore | undefined;
