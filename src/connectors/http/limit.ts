@@ -131,7 +131,7 @@ export class ConnectionLimiter {
   #readyAt(now: number): number {
     const max = this.#limits.maxConcurrent;
     if (max !== undefined && this.#inFlight >= max) return Infinity;
-    let at = this.#heldUntil > now ? this.#heldUntil : now;
+    let at = Math.max(this.#heldUntil, now);
     const rate = this.#limits.rate;
     if (rate && this.#used >= rate.requests) at = Math.max(at, this.#sent[this.#oldest]! + rate.perMs);
     return at;
