@@ -24,7 +24,7 @@ import { callOf } from './call.js';
 import { forwarding } from './forward.js';
 import { dispatchAttempts } from './redispatch.js';
 import { answerOf } from './response-error.js';
-import { RETRY_AFTER_MAX_MS, retryAfterMs } from './retry.js';
+import { RETRY_AFTER_MAX_MS, requestedWaitMs } from './retry-after.js';
 
 /** Requests that may wait in one connection's line; past it a request fails at once (retryable). */
 export const MAX_WAITERS = 10_000;
@@ -196,7 +196,7 @@ export function limitInterceptor(limiter: ConnectionLimiter): Dispatcher.Dispatc
       ended = true;
       const answer = err && answerOf(err);
       if (answer?.status === 429) {
-        const ms = retryAfterMs(answer.headers['retry-after']);
+        const ms = requestedWaitMs(answer.headers['retry-after']);
         if (ms) limiter.holdFor(ms);
       }
       if (held) limiter.release();
