@@ -24,7 +24,7 @@ export const connectionLimitInputs: Readonly<Record<string, InputDecl>> = {
     type: 'object',
     label: 'Rate limit',
     description:
-      'Outgoing requests of this connection, every execution together (per replica): at most `requests` in any window of length `per`, e.g. `{ requests: 10, per: 1s }`. ' +
+      `Outgoing requests of this connection, every execution together (per replica): at most \`requests\` (1–${MAX_RATE_REQUESTS}) in any window of length \`per\`, e.g. \`{ requests: 10, per: 1s }\`. ` +
       'A request waits in line (first come, first served) while the limit is reached; the wait counts against the step’s `timeoutMs`.',
     schema: {
       required: ['requests', 'per'],
@@ -44,8 +44,7 @@ export const connectionLimitInputs: Readonly<Record<string, InputDecl>> = {
     label: 'Max concurrent',
     minimum: 1,
     maximum: MAX_CONCURRENT,
-    description:
-      'Requests of this connection in flight at once, every execution together (per replica). Further requests wait in the same line as `rateLimit`.',
+    description: `Requests of this connection in flight at once (1–${MAX_CONCURRENT}), every execution together (per replica). Further requests wait in the same line as \`rateLimit\`.`,
   },
 };
 

@@ -1,6 +1,5 @@
 /** The HCM connector's 55 actions and its connection type, as plain data. */
 import type { ConnectionTypeDecl } from '../../types.js';
-import { connectionLimitInputs } from '../../connection-limits.js';
 import { absenceManagementActions } from './absence-management.js';
 import { accountsPayableActions } from './accounts-payable.js';
 import { businessProcessActions } from './business-process.js';
@@ -93,6 +92,5 @@ export const hcmConnectionType: ConnectionTypeDecl = {
       description:
         "The authorization server's issuer identifier. When set, an authorization response that names another issuer (its `iss` parameter, RFC 9207) is refused.",
     },
-    ...connectionLimitInputs,
   },
 };
