@@ -11,6 +11,11 @@ export interface ActionErrorDetails {
   remote?: unknown;
   /** Whether retrying the step could help (network errors, 429, 5xx). */
   retryable?: boolean;
+  /**
+   * How long the service asked to wait before trying again (its Retry-After, in ms from the
+   * answer, capped by the connector): a step's `retry` waits at least this long.
+   */
+  retryAfterMs?: number;
 }
 
 export class ActionError extends Error {

@@ -4,6 +4,7 @@
  */
 import type { ActionDeclaration, ConnectionTypeDecl } from './types.js';
 import { coreActions } from './core/declarations.js';
+import { connectionLimitInputs } from './connection-limits.js';
 import { hcmActions, hcmConnectionType } from './hcm/declarations/index.js';
 
 export const allActions: readonly ActionDeclaration[] = [...coreActions, ...hcmActions];
@@ -18,7 +19,14 @@ export function actionKeys(): string[] {
   return [...byKey.keys()];
 }
 
-export const allConnectionTypes: readonly ConnectionTypeDecl[] = [hcmConnectionType];
+/**
+ * Every connection type, each with the keys every connection has: its outbound limits
+ * (connection-limits.ts), which the shared HTTP stack enforces whatever the type.
+ */
+export const allConnectionTypes: readonly ConnectionTypeDecl[] = [hcmConnectionType].map((c) => ({
+  ...c,
+  inputs: { ...c.inputs, ...connectionLimitInputs },
+}));
 
 const connectionTypes = new Map(allConnectionTypes.map((c) => [c.type, c]));
 

@@ -86,7 +86,20 @@ function connectionSchema(decl: ConnectionTypeDecl): JsonSchema {
 function connectionInputSchema(type: string, name: string, d: InputDecl): JsonSchema {
   if (d.enum) return { enum: [...d.enum] };
   if (d.type === 'string') return { $ref: '#/$defs/stringValue' };
-  if (d.type === 'integer') return { $ref: '#/$defs/integerValue' };
+  if (d.type === 'integer') {
+    if (d.minimum === undefined && d.maximum === undefined) return { $ref: '#/$defs/integerValue' };
+    // A range the literal must keep (a limit); env values and expressions are checked when read.
+    const range = `${d.minimum ?? '…'} to ${d.maximum ?? '…'}`;
+    return {
+      'x-expect': `an integer from ${range}, an expression {% … %}, {env: NAME} or {file: PATH}`,
+      anyOf: [
+        { type: 'integer', ...(d.minimum === undefined ? {} : { minimum: d.minimum }), ...(d.maximum === undefined ? {} : { maximum: d.maximum }) },
+        { $ref: '#/$defs/expression' },
+        { $ref: '#/$defs/env' },
+        { $ref: '#/$defs/file' },
+      ],
+    };
+  }
   // A map whose entries the declaration's `schema` describes (e.g. string values, reserved keys).
   if (d.type === 'object') return { type: 'object', ...d.schema };
   throw new Error(`connection type ${type}: input ${name} of type ${d.type} has no schema form yet (add one in integration-schema.ts)`);

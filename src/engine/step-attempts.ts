@@ -3,6 +3,8 @@
  * retry policy — fixed or exponential with jitter. Only failures another attempt could change
  * are retried: timeouts, network errors, 429 and 5xx answers (actions mark them `retryable`),
  * and unexpected errors. A 404, invalid inputs, an expression error or core.fail fail at once.
+ * When the service said how long to wait (a 429's or 503's Retry-After, `retryAfterMs` on the
+ * error), the wait is at least that.
  *
  * Not the HTTP stack's transport retries (connectors/http/retry.ts), which repeat one request
  * inside a single attempt of the action.
@@ -47,7 +49,7 @@ export async function invokeWithRetry<T>(
         if (err instanceof Error) (err as Error & { attempts?: number }).attempts = n;
         throw err;
       }
-      const delay = retryDelay(step.retry, n);
+      const delay = Math.max(retryDelay(step.retry, n), err instanceof ActionError ? (err.details.retryAfterMs ?? 0) : 0);
       warn(`attempt ${n} of ${maxAttempts} failed (${(err as Error).message}); retrying in ${delay} ms`);
       await wait(delay, runSignal).catch(() => {
         throw err;

@@ -3,9 +3,11 @@ import type { Faults, Fault } from './faults.js';
 import type { SandboxEnv } from './http.js';
 import type { OAuthState } from './oauth.js';
 import type { RecordedRequest } from './recorder.js';
+import { checkTenantLimit, type TenantLimit } from './tenant-limit.js';
 
 export interface AdminDeps {
   faults: Faults;
+  tenantLimit: TenantLimit;
   oauth: OAuthState;
   requests: RecordedRequest[];
   tokenRequests: RecordedRequest[];
@@ -27,6 +29,17 @@ export function registerAdmin(app: Hono<SandboxEnv>, d: AdminDeps): void {
   });
   app.delete('/__sandbox/faults', (c) => {
     d.faults.clear();
+    return c.json({});
+  });
+  app.get('/__sandbox/rate-limit', (c) => c.json({ settings: d.tenantLimit.settings, stats: d.tenantLimit.stats() }));
+  app.put('/__sandbox/rate-limit', async (c) => {
+    const checked = checkTenantLimit(await c.req.json().catch(() => undefined));
+    if (typeof checked === 'string') return c.json({ error: checked }, 400);
+    d.tenantLimit.set(checked);
+    return c.json({ settings: d.tenantLimit.settings });
+  });
+  app.delete('/__sandbox/rate-limit', (c) => {
+    d.tenantLimit.set({});
     return c.json({});
   });
   app.get('/__sandbox/requests', (c) => c.json({ data: d.requests, total: d.requests.length, tokenRequests: d.tokenRequests }));

@@ -10,10 +10,12 @@ import { registerOAuth } from './oauth.js';
 import { recorder, type RecordedRequest } from './recorder.js';
 import { registerApiRoutes } from './routes/index.js';
 import type { Db } from './store.js';
+import { TenantLimit, tenantLimitMiddleware, type TenantLimitSettings, type TenantLimitStats } from './tenant-limit.js';
 
 export type { Fault } from './faults.js';
 export type { RecordedRequest, RecordedFile } from './recorder.js';
 export type { SandboxEnv } from './http.js';
+export type { TenantLimitSettings, TenantLimitStats } from './tenant-limit.js';
 
 export interface SandboxOptions {
   port?: number;
@@ -28,15 +30,18 @@ export interface SandboxOptions {
   clientSecret?: string;
   /** When false (the default), startSandbox logs one line per request to stderr. */
   quiet?: boolean;
+  /** The tenant's rate limit (off by default): 429 + Retry-After beyond it (tenant-limit.ts). */
+  tenantLimit?: TenantLimitSettings;
 }
 
 export interface SandboxState {
   db: Db;
   oauth: OAuthState;
   faults: Faults;
+  tenantLimit: TenantLimit;
   requests: RecordedRequest[];
   tokenRequests: RecordedRequest[];
-  options: Required<Omit<SandboxOptions, 'port' | 'host'>>;
+  options: Required<Omit<SandboxOptions, 'port' | 'host' | 'tenantLimit'>>;
 }
 
 export interface Sandbox {
@@ -50,6 +55,10 @@ export interface Sandbox {
   clearRequests(): void;
   addFault(f: Fault): void;
   clearFaults(): void;
+  /** Sets the tenant's rate limit (`{}` turns it off) and starts its counts again. */
+  setTenantLimit(settings: TenantLimitSettings): void;
+  /** What the tenant limit saw since it was last set. */
+  tenantLimitStats(): TenantLimitStats;
   expireAllTokens(): void;
   /** Revokes every grant: refreshing answers 400 invalid_grant until the connection is authorized again. */
   revokeGrants(): void;
@@ -76,6 +85,7 @@ export function createSandboxApp(opts: SandboxOptions = {}): { app: Hono<Sandbox
     db: seedDb(options.seed),
     oauth: new OAuthState(options),
     faults: new Faults(),
+    tenantLimit: new TenantLimit(),
     requests: [],
     tokenRequests: [],
     options,
@@ -90,6 +100,8 @@ export function createSandboxApp(opts: SandboxOptions = {}): { app: Hono<Sandbox
   }
   app.use('*', recorder(state.requests, state.tokenRequests));
   app.use('*', faultMiddleware(state.faults));
+  if (opts.tenantLimit) state.tenantLimit.set(opts.tenantLimit);
+  app.use('*', tenantLimitMiddleware(state.tenantLimit));
   registerAdmin(app, state);
   registerOAuth(app, state.oauth);
   app.use('/ccx/*', async (c, next) => {
@@ -133,6 +145,8 @@ export async function startSandbox(opts: SandboxOptions = {}): Promise<Sandbox> 
     },
     addFault: (f) => state.faults.add(f),
     clearFaults: () => state.faults.clear(),
+    setTenantLimit: (settings) => state.tenantLimit.set(settings),
+    tenantLimitStats: () => state.tenantLimit.stats(),
     expireAllTokens: () => state.oauth.expireAll(),
     revokeGrants: () => state.oauth.revokeAll(),
     issueRefreshToken: () => state.oauth.issueRefreshToken(),

@@ -10,8 +10,11 @@ import { importGraph, reachable } from './import-graph.js';
 /** Folders validate must never load: the process runtime, servers, storage, the engine, HTTP calls. */
 const RUNTIME_FOLDERS = ['runtime/', 'server/', 'console/', 'store/', 'engine/', 'sandbox/', 'connectors/http/', 'connectors/hcm/oauth/'];
 
-/** What a trigger's run-time part may share with validate: the definition layer, the action declarations and the plain value types. */
-const SHARED = /^(common|definition)\/|^settings\/spec\.ts$|^connectors\/(catalog\.ts|[^/]+\/declarations)/;
+/**
+ * What a trigger's run-time part may share with validate: the definition layer, the action
+ * declarations, the keys every connection has (its limits) and the plain value types.
+ */
+const SHARED = /^(common|definition)\/|^settings\/spec\.ts$|^connectors\/(catalog\.ts|connection-limits\.ts|[^/]+\/declarations)/;
 
 describe('validate stays light', () => {
   const all = importGraph('all');

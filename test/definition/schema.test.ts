@@ -1,7 +1,7 @@
 /** The integration schema is generated from the specs and declarations; the committed file is current. */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { allActions } from '../../src/connectors/catalog.js';
+import { allActions, findConnectionType } from '../../src/connectors/catalog.js';
 import { hcmConnectionType } from '../../src/connectors/hcm/declarations/index.js';
 import { renderSchemaWithHints } from '../../src/cli/docs.js';
 import { integrationSchemaPath } from '../../src/definition/schema-validator.js';
@@ -18,13 +18,17 @@ describe('schemas/integration.schema.json', () => {
 
   it('describes the hcm-oauth2 connection exactly as the connector declares it', () => {
     const conn = schema.$defs[connectionDefName(hcmConnectionType.type)];
-    const declared = Object.keys(hcmConnectionType.inputs);
+    // The type's own keys and those every connection has (its limits), as the catalog lists them.
+    const inputs = findConnectionType(hcmConnectionType.type)!.inputs;
+    expect(inputs).toMatchObject(hcmConnectionType.inputs);
+    expect(Object.keys(inputs)).toEqual(expect.arrayContaining(['rateLimit', 'maxConcurrent']));
+    const declared = Object.keys(inputs);
     expect(
       Object.keys(conn.properties)
         .filter((k) => k !== 'type')
         .sort(),
     ).toEqual([...declared].sort());
-    const required = Object.entries(hcmConnectionType.inputs)
+    const required = Object.entries(inputs)
       .filter(([, d]) => d.required)
       .map(([k]) => k);
     expect(conn.required.filter((k: string) => k !== 'type').sort()).toEqual(required.sort());

@@ -1,6 +1,7 @@
 /** Generates docs/connectors/hcm.md from the declarations (`npm run docs`; a test keeps it fresh). */
 import { writeFile } from 'node:fs/promises';
 import type { InputDecl } from '../types.js';
+import { findConnectionType } from '../catalog.js';
 import { hcmActions, hcmConnectionType } from './declarations/index.js';
 import { hcmServicePrefixes, type HcmService } from './declarations/types.js';
 
@@ -81,7 +82,8 @@ export function renderHcmDocs(): string {
     '| Input | Label | Type | Required | Default | Notes |',
     '|---|---|---|---|---|---|',
   ];
-  for (const [name, d] of Object.entries(hcmConnectionType.inputs)) {
+  // As the catalog has it: the type's own keys and those every connection has (its limits).
+  for (const [name, d] of Object.entries(findConnectionType(hcmConnectionType.type)!.inputs)) {
     out.push(
       `| \`${name}\` | ${d.label ?? ''} | ${d.type} | ${d.required ? 'yes' : 'no'} | ${d.default === undefined ? '' : `\`${JSON.stringify(d.default)}\``} | ${cell([d.enum ? `one of ${d.enum.join(', ')}` : '', d.description ?? ''].filter(Boolean).join('; '))} |`,
     );

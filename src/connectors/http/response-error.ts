@@ -2,13 +2,15 @@
  * Error answers (status ≥ 400) become the caller's ActionError (`call.answerError`: HCM's wording
  * in ../hcm/http.ts, core.http's in ../core/http.ts), with the body read (within the body limit).
  * The answer stays attached (`answerOf`) for the interceptors that decide on status and headers:
- * auth (401) and retry (5xx, Retry-After).
+ * auth (401), retry (5xx, Retry-After) and a connection's line (429). A Retry-After also goes on
+ * the error (`details.retryAfterMs`, capped), for a step's `retry:` to wait at least that long.
  */
 import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { ActionError } from '../../common/errors.js';
 import { callOf, type Answer } from './call.js';
 import { forwarding } from './forward.js';
+import { requestedWaitMs } from './retry-after.js';
 
 const answers = new WeakMap<Error, Answer>();
 
@@ -46,6 +48,8 @@ export const responseErrorInterceptor: Dispatcher.DispatcherComposeInterceptor =
         const answer: Answer = { ...failed, bytes: Buffer.concat(chunks) };
         const err: ActionError = describe(answer);
         answers.set(err, answer);
+        const wait = requestedWaitMs(answer.headers['retry-after']);
+        if (wait !== undefined) err.details.retryAfterMs = wait;
         handler.onResponseError?.(c, err);
       },
     }),

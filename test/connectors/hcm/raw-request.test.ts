@@ -182,8 +182,12 @@ describe('hcm.rawRequest', () => {
 describe('retryDelay', async () => {
   const { retryDelay } = await import('../../../src/connectors/http/retry.js');
   const res = (retryAfter?: string) => retryAfter;
-  it('fixed delay without backoff; jittered doubling with a cap; Retry-After seconds or HTTP date', () => {
-    expect(retryDelay(3, { useExponentialBackoff: false, retryDelayMs: 250 }, res('9'))).toBe(250);
+  it('fixed delay without backoff, or a longer Retry-After; jittered doubling with a cap; Retry-After seconds or HTTP date, capped', () => {
+    expect(retryDelay(3, { useExponentialBackoff: false, retryDelayMs: 250 })).toBe(250);
+    expect(retryDelay(3, { useExponentialBackoff: false, retryDelayMs: 250 }, res('0'))).toBe(250);
+    expect(retryDelay(3, { useExponentialBackoff: false, retryDelayMs: 250 }, res('9'))).toBe(9000);
+    expect(retryDelay(3, { useExponentialBackoff: false, retryDelayMs: 250 }, res('86400'))).toBe(120_000);
+    expect(retryDelay(0, { useExponentialBackoff: true, retryDelayMs: 0 }, res('86400'))).toBe(120_000);
     for (let n = 0; n < 20; n++) {
       const d = retryDelay(n, { useExponentialBackoff: true, retryDelayMs: 0 });
       expect(d).toBeGreaterThanOrEqual(0);
