@@ -27,6 +27,7 @@ export interface RetryPolicy {
 
 export interface CompiledStep {
   id: string;
+  /** The action; a group or a switch has a stand-in (`group`, `switch`: definition/control-flow.ts). */
   action: ActionDeclaration;
   connection?: string;
   inputs: ValueTemplate;
@@ -36,6 +37,23 @@ export interface CompiledStep {
   timeoutMs?: number;
   onError: 'fail' | 'continue';
   pointer: string;
+  /** With forEach: items run at once (absent = 1, one after the other). */
+  concurrency?: number;
+  /** A group: these steps run instead of an action. */
+  steps?: CompiledStep[];
+  /** A switch: the first case whose `when` is true runs, else `default` (else the step is skipped). */
+  switch?: CompiledSwitch;
+}
+
+export interface CompiledSwitch {
+  cases: CompiledCase[];
+  default?: CompiledStep[];
+}
+
+export interface CompiledCase {
+  name: string;
+  when: ValueTemplate;
+  steps: CompiledStep[];
 }
 
 export interface HmacOptions {
@@ -79,7 +97,8 @@ export type CompiledTrigger =
       mode: 'batch' | 'each';
       maxSeen: number;
     } & ScheduleTiming)
-  | ({ type: 'appEvent'; subscribe: CompiledStep[]; unsubscribe: CompiledStep[] } & WebhookOptions);
+  | ({ type: 'appEvent'; subscribe: CompiledStep[]; unsubscribe: CompiledStep[] } & WebhookOptions)
+  | { type: 'call'; description?: string };
 
 export interface ConnectionDefinition {
   type: string;
@@ -98,6 +117,8 @@ export interface CompiledIntegration {
   connections: Record<string, ConnectionDefinition>;
   trigger: CompiledTrigger;
   steps: CompiledStep[];
+  /** Top-level `onFailure`: run once after an execution has ended failed for good. */
+  onFailure?: CompiledStep[];
 }
 
 /** One problem found in a file, with the position of the offending node. */
