@@ -16,6 +16,7 @@ import { webhookSpec } from '../triggers/webhook/spec.js';
 import { closest } from './suggest.js';
 import { compileTemplate, expressionsIn } from './templates.js';
 import type {
+  CallSite,
   CompiledCase,
   CompiledIntegration,
   CompiledStep,
@@ -69,7 +70,7 @@ function tooManySteps(doc: Obj, max: number, problems: ProblemSink): boolean {
     found = true;
     problems.add(
       past.pointer,
-      `${what} has ${past.counted} steps; at most ${max} are allowed (HCM_RUNNER_MAX_STEPS; steps inside groups and switches count) — split the work into several integrations (core.call runs another integration as a sub-flow)`,
+      `${what} has ${past.counted} steps; at most ${max} are allowed (HCM_RUNNER_MAX_STEPS) — steps inside groups and switches count; split the work into several integrations (core.call runs another integration as a sub-flow)`,
     );
   }
   return found;
@@ -81,6 +82,10 @@ class Compiler implements TriggerCompileContext {
   private readonly index: Map<string, IndexedStep>;
   /** The top-level list being compiled (`steps`, `onFailure` …), for wording reference problems. */
   private list = 'steps';
+  /** The ids of the groups and switches around the step being compiled, outermost first. */
+  private readonly enclosing: string[] = [];
+  /** core.call steps naming their integration literally. */
+  private readonly calls: CallSite[] = [];
 
   constructor(
     private readonly src: YamlSource,
@@ -127,6 +132,7 @@ class Compiler implements TriggerCompileContext {
       steps,
     };
     if (onFailure) integration.onFailure = onFailure;
+    if (this.calls.length) integration.calls = this.calls;
     return integration;
   }
 
@@ -172,7 +178,10 @@ class Compiler implements TriggerCompileContext {
       return undefined;
     }
     if (kinds.length === 0) {
-      this.problems.add(at, `${describeLocation(at)} is missing required key "action" (or \`steps\` for a group of steps, \`switch\` to choose between blocks)`);
+      this.problems.add(
+        at,
+        `${describeLocation(at)} is missing required key "action" (or \`steps\` for a group of steps, \`switch\` to choose between blocks)`,
+      );
       return undefined;
     }
     if (raw.concurrency !== undefined && raw.forEach === undefined)
@@ -188,6 +197,10 @@ class Compiler implements TriggerCompileContext {
     const inputs = this.template(inputsRaw, joinPointer(at, 'inputs'));
     const connection = action ? this.stepConnection(raw.connection, action, at) : undefined;
     if (action) checkInputs(action, inputsRaw, joinPointer(at, 'inputs'), this.problems, raw.inputs !== undefined);
+    if (action?.key === 'core.call' && typeof inputsRaw.integration === 'string' && !inputsRaw.integration.includes('{%')) {
+      const pointer = joinPointer(at, 'inputs', 'integration');
+      this.calls.push({ integration: inputsRaw.integration, step: id, pointer, position: this.src.positionOf(pointer) });
+    }
     const step: CompiledStep = {
       id,
       action: action ?? { key: String(raw.action), name: '', description: '', group: '', inputs: {} },
@@ -233,8 +246,10 @@ class Compiler implements TriggerCompileContext {
     };
     if (typeof raw.concurrency === 'number' && raw.concurrency > 1) step.concurrency = raw.concurrency;
     // The group's own id is not visible inside it: it has not finished.
+    this.enclosing.push(id);
     if (kind === 'steps') step.steps = this.stepList(raw.steps, joinPointer(at, 'steps'), this.list, visible);
     else step.switch = this.switchBlock(raw.switch, joinPointer(at, 'switch'), id, visible);
+    this.enclosing.pop();
     return step;
   }
 
@@ -349,7 +364,10 @@ class Compiler implements TriggerCompileContext {
     // The outermost block around the target that is readable from here, then the path down to it.
     const reachable = target.blocks.findIndex((b) => earlier.includes(b.id));
     if (reachable < 0 || kind === 'errors') {
-      const inside = target.blocks.at(-1);
+      // Blocks this step is in too are no obstacle: the first one it is not in is.
+      let shared = 0;
+      while (shared < target.blocks.length && target.blocks[shared]!.id === this.enclosing[shared]) shared++;
+      const inside = target.blocks[shared];
       const why = inside ? `"${ref}" is inside ${inside.kind} "${inside.id}", which has not run before this step` : `"${ref}" runs later`;
       return `$${kind}.${ref} does not name an earlier step (${why}); ${seen}`;
     }

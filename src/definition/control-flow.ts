@@ -12,7 +12,13 @@ const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.i
 
 /** What a group's step record shows as its `action` (it calls none). */
 export const GROUP_ACTION: ActionDeclaration = { key: 'group', name: 'Group', group: 'control', description: 'Runs its steps.', inputs: {} };
-export const SWITCH_ACTION: ActionDeclaration = { key: 'switch', name: 'Switch', group: 'control', description: 'Runs the first matching case.', inputs: {} };
+export const SWITCH_ACTION: ActionDeclaration = {
+  key: 'switch',
+  name: 'Switch',
+  group: 'control',
+  description: 'Runs the first matching case.',
+  inputs: {},
+};
 
 /** Whether a compiled step is a group or a switch (its `action` is a stand-in). */
 export function isBlockStep(step: CompiledStep): boolean {
@@ -108,7 +114,10 @@ export function indexSteps(doc: Obj): { byId: Map<string, IndexedStep>; duplicat
       }
       const inner = rawInnerLists(raw, pointer);
       if (inner.length && id !== undefined) {
-        const here = [...blocks, { id, forEach: raw.forEach !== undefined, kind: raw.switch !== undefined ? ('switch' as const) : ('group' as const) }];
+        const here = [
+          ...blocks,
+          { id, forEach: raw.forEach !== undefined, kind: raw.switch !== undefined ? ('switch' as const) : ('group' as const) },
+        ];
         for (const l of inner) walk(l.list, l.pointer, what, here);
       }
     });

@@ -48,7 +48,8 @@ export const documentOptions: Options = {
   },
   onFailure: {
     schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } },
-    description: 'Steps run once when an execution has ended failed for good; they read $failure {executionId, integration, attempt, test, step, error}.',
+    description:
+      'Steps run once when an execution has ended failed for good; they read $failure {executionId, integration, attempt, test, step, error}.',
   },
 };
 
@@ -73,9 +74,13 @@ export const stepOptions: Options = {
   },
   steps: {
     schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } },
-    description: 'A group: these steps run instead of an action. Results: an object keyed by the ids of its steps that ran (with forEach, one per item).',
+    description:
+      'A group: these steps run instead of an action. Results: an object keyed by the ids of its steps that ran (with forEach, one per item).',
   },
-  switch: { schema: { $ref: '#/$defs/switch' }, description: "A switch: the first case whose `when` is true runs (else `default`); results are that block's." },
+  switch: {
+    schema: { $ref: '#/$defs/switch' },
+    description: "A switch: the first case whose `when` is true runs (else `default`); results are that block's.",
+  },
   connection: { schema: { type: 'string' }, description: 'Name of a connection under `connections`.' },
   inputs: {
     schema: { type: 'object', additionalProperties: { $ref: '#/$defs/anyValue' } },

@@ -119,6 +119,17 @@ export interface CompiledIntegration {
   steps: CompiledStep[];
   /** Top-level `onFailure`: run once after an execution has ended failed for good. */
   onFailure?: CompiledStep[];
+  /** Its core.call steps that name the integration literally (checked across the folder: definition/calls.ts). */
+  calls?: CallSite[];
+}
+
+export interface CallSite {
+  /** The called integration's name. */
+  integration: string;
+  step: string;
+  /** JSON pointer and position of the `integration` input. */
+  pointer: string;
+  position: SourcePosition;
 }
 
 /** One problem found in a file, with the position of the offending node. */

@@ -37,7 +37,12 @@ export class Turns {
  * item order, so whatever it records first (an iteration's record) is in order too. After a
  * failure no further item starts; those running finish, then the first failure is thrown.
  */
-export async function mapInOrder<T, R>(items: readonly T[], concurrency: number, turns: Turns, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapInOrder<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  turns: Turns,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const out = new Array<R>(items.length);
   if (concurrency <= 1 || items.length <= 1) {
     for (let i = 0; i < items.length; i++) {

@@ -355,19 +355,19 @@ class Run {
     const connector = connectorFor(step.action.key);
     const makeContext = (signal: AbortSignal, connection: ResolvedConnection | undefined): ActionContext => {
       const ctx: ActionContext = {
-      integration: this.record.integration,
-      stepId: step.id,
-      action: step.action,
-      executionId: this.record.id,
-      test: this.record.test,
-      signal,
-      connection,
-      services: this.opts.services,
-      log: (level, message) => this.log(level, message, step.id),
-      respond: (response) => {
-        this.record.response = response;
-        this.opts.onResponse?.(response);
-      },
+        integration: this.record.integration,
+        stepId: step.id,
+        action: step.action,
+        executionId: this.record.id,
+        test: this.record.test,
+        signal,
+        connection,
+        services: this.opts.services,
+        log: (level, message) => this.log(level, message, step.id),
+        respond: (response) => {
+          this.record.response = response;
+          this.opts.onResponse?.(response);
+        },
       };
       // Only core.call's context can call (no closure more for every other action).
       if (step.action.key === 'core.call') ctx.call = (integration, input) => this.call(step, rec, scope.index, integration, input, signal);

@@ -14,7 +14,13 @@ import { scheduleTrigger } from './schedule/type.js';
 import type { TriggerType } from './type.js';
 import { webhookTrigger } from './webhook/type.js';
 
-export const triggerTypes: readonly TriggerType[] = [webhookTrigger, scheduleTrigger, pollTrigger, appEventTrigger, callTrigger] as readonly TriggerType[];
+export const triggerTypes: readonly TriggerType[] = [
+  webhookTrigger,
+  scheduleTrigger,
+  pollTrigger,
+  appEventTrigger,
+  callTrigger,
+] as readonly TriggerType[];
 
 const byName = new Map<string, TriggerType>(triggerTypes.map((t) => [t.spec.type, t]));
 

@@ -10,7 +10,9 @@ import { StorageUnavailableError } from '../../common/errors.js';
 import type { RuntimeServices } from '../../connectors/types.js';
 import type { CompiledIntegration } from '../../definition/types.js';
 import type { ExecutionRecord, LogEntry } from '../../engine/record.js';
+import type { CallHost } from '../../engine/call.js';
 import { runExecution } from '../../engine/run.js';
+import { callHost } from '../../triggers/call/children.js';
 import { queuedRecord, runningRecord } from '../../store/common.js';
 import type { QueuedJob } from '../../store/queue.js';
 import type { NewExecution, Store } from '../../store/types.js';
@@ -59,6 +61,8 @@ export class RunLifecycle {
   private readonly limits: DispatcherLimits;
   private readonly abandoned: () => boolean;
   private readonly stateFor?: RunLifecycleOptions['stateFor'];
+  /** core.call: children run inside their parent's run (no second worker: no deadlock), each saved as its own execution. */
+  private readonly calls: CallHost;
 
   constructor(opts: RunLifecycleOptions) {
     this.store = opts.store;
@@ -72,6 +76,15 @@ export class RunLifecycle {
     this.limits = opts.limits;
     this.abandoned = opts.abandoned;
     this.stateFor = opts.stateFor;
+    this.calls = callHost(
+      (name) => this.registry.get(name),
+      async (integration, child) => {
+        const record = await runExecution({ integration, services: this.services, env: this.env, queuedAt: new Date().toISOString(), ...child });
+        await this.store.saveExecution(record);
+        this.events.emit('finished', record);
+        return record;
+      },
+    );
   }
 
   /** Resolves true when the run's final state was saved (or there was nothing to run). */
@@ -156,6 +169,7 @@ export class RunLifecycle {
       state,
       env: this.env,
       signal,
+      call: this.calls,
       queuedAt: stored.queuedAt,
       // Progress is shown from memory (liveRecord); the store gets the record when it ends:
       // a crash resumes the execution from its start anyway (at-least-once).
