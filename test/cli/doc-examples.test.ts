@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { loadText } from '../../src/definition/load.js';
+import { loadFiles, loadText } from '../../src/definition/load.js';
+import { callHost } from '../../src/triggers/call/children.js';
 import type { CompiledIntegration } from '../../src/definition/types.js';
 import type { StepRecord } from '../../src/engine/record.js';
 import { runExecution } from '../../src/engine/run.js';
@@ -207,7 +208,16 @@ async function runAgainstSandbox(yaml: string, payload: unknown, where: string) 
   const loaded = loadText(`${where}.yaml`, yaml);
   expect(loaded.problems, `${where}: ${JSON.stringify(loaded.problems)}`).toEqual([]);
   const integration = loaded.integration as CompiledIntegration;
-  return runExecution({ integration, trigger: manualTriggerData(integration, payload), services: testServices(), env: env() });
+  // core.call runs the example integrations (the docs call the worker-card sub-flow).
+  const examples = new Map(
+    loadFiles(exampleFiles().map((f) => join(examplesDir, f))).flatMap((l) => (l.integration ? [[l.integration.name, l.integration] as const] : [])),
+  );
+  const services = testServices();
+  const call = callHost(
+    (name) => examples.get(name),
+    (child, run) => runExecution({ integration: child, services, env: env(), ...run }),
+  );
+  return runExecution({ integration, trigger: manualTriggerData(integration, payload), services, env: env(), call });
 }
 
 describe('the README', () => {

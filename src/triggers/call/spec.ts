@@ -10,7 +10,7 @@ type Call = Extract<CompiledTrigger, { type: 'call' }>;
 export const callSpec: TriggerSpec<Call> = {
   type: 'call',
   description: 'Runs only when another integration calls it with core.call (a sub-flow), with $trigger.input; never triggered otherwise.',
-  docs: 'docs/authoring.md#control-flow',
+  docs: 'docs/authoring.md#8-control-flow',
   options: {
     description: { schema: { type: 'string' }, description: 'What the sub-flow does and what its input holds.' },
   },
