@@ -1,8 +1,10 @@
 /** `hcm-runner run FILE [--payload JSON_FILE] [--data DIR] [--sandbox]` — one execution, in-process. */
 import { newExecutionId } from '../common/ids.js';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { loadFile } from '../definition/load.js';
+import { dirname, resolve } from 'node:path';
+import { listIntegrationFiles, loadFile, loadFiles } from '../definition/load.js';
+import type { CompiledIntegration } from '../definition/types.js';
+import { callHost } from '../triggers/call/children.js';
 import { formatProblems } from '../definition/problems.js';
 import { runExecution } from '../engine/run.js';
 import { manualTriggerData } from '../triggers/manual.js';
@@ -15,7 +17,9 @@ import type { FileLimits } from '../definition/limits.js';
 export const runUsage = `Usage: hcm-runner run FILE [--payload JSON_FILE] [--data DIR] [--sandbox]
 
 Runs one integration once, in-process, as if its trigger fired, and prints the execution record
-as JSON on stdout. A webhook gets the payload as its JSON body; a poll gets it as its new items.
+as JSON on stdout, groups, iterations and cases nested in it. A webhook gets the payload as its
+JSON body; a poll gets it as its new items; a call integration gets it as $trigger.input. core.call
+runs the integrations of the file's folder (each child's outcome is written to stderr).
   --payload FILE   JSON file with the trigger payload (default: {})
   --data DIR       data directory for connection tokens (default ./data)
   --sandbox        run against the built-in HCM sandbox, started for this run, with the same
@@ -61,12 +65,29 @@ async function runOnce(file: string, payload: unknown, dataDir: string, limits: 
   const executionId = newExecutionId();
   const services = await localServices(dataDir);
   if (sandboxEnv) await forgetPreviousSandboxTokens(services.tokens, sandboxEnv);
+  // core.call runs integrations of the file's folder (loaded on the first call); each child's
+  // outcome goes to stderr, so stdout stays the one record.
+  let folder: Map<string, CompiledIntegration> | undefined;
+  const lookup = (name: string) => {
+    folder ??= new Map(
+      loadFiles(listIntegrationFiles([dirname(resolve(file))]).files, limits).flatMap((l) =>
+        l.integration ? [[l.integration.name, l.integration] as const] : [],
+      ),
+    );
+    return folder.get(name);
+  };
+  const call = callHost(lookup, async (integration, child) => {
+    const r = await runExecution({ integration, services, env: sandboxEnv ?? process.env, ...child });
+    process.stderr.write(`child execution ${r.id} (${r.integration}, called by step ${child.parent.step}): ${r.status}\n`);
+    return r;
+  });
   const record = await runExecution({
     integration: loaded.integration,
     trigger: manualTriggerData(loaded.integration, payload, { executionId }),
     executionId,
     services,
     env: sandboxEnv ?? process.env,
+    call,
   }).finally(() => services.close());
   process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   return record.status === 'succeeded' ? 0 : 1;

@@ -177,6 +177,8 @@ export interface ActionContext {
   log(level: LogLevel, message: string): void;
   /** core.respond: sets the HTTP response of a synchronous webhook run. */
   respond(response: HttpResponseSpec): void;
+  /** core.call (only its context has it): runs integration `integration` as a child execution; resolves to its `result`. */
+  call?(integration: string, input: unknown): Promise<unknown>;
 }
 
 export interface Connector {

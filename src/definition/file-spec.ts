@@ -54,7 +54,15 @@ export const documentOptions: Options = {
     description: 'Named connections; a step selects one with `connection: <name>`.',
   },
   trigger: { schema: { $ref: '#/$defs/trigger' } },
-  steps: { schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } }, description: 'Steps run in order; each calls one action.' },
+  steps: {
+    schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } },
+    description: 'Steps run in order; each calls one action, or is a group (`steps`) or a switch.',
+  },
+  onFailure: {
+    schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } },
+    description:
+      'Steps run once when an execution has ended failed for good; they read $failure {executionId, integration, attempt, test, step, error}.',
+  },
 };
 
 export const documentRequired = ['name', 'trigger', 'steps'] as const;
@@ -74,7 +82,16 @@ export const stepOptions: Options = {
   description: { schema: { type: 'string' } },
   action: {
     schema: { type: 'string', pattern: '^[a-z][A-Za-z0-9]*\\.[A-Za-z][A-Za-z0-9]*$' },
-    description: 'The action: core.<name> (built-in) or hcm.<key> (HCM connector).',
+    description: 'The action: core.<name> (built-in) or hcm.<key> (HCM connector). A step has `action`, `steps` or `switch`.',
+  },
+  steps: {
+    schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } },
+    description:
+      'A group: these steps run instead of an action. Results: an object keyed by the ids of its steps that ran (with forEach, one per item).',
+  },
+  switch: {
+    schema: { $ref: '#/$defs/switch' },
+    description: "A switch: the first case whose `when` is true runs (else `default`); results are that block's.",
   },
   connection: { schema: { type: 'string' }, description: 'Name of a connection under `connections`.' },
   inputs: {
@@ -84,10 +101,15 @@ export const stepOptions: Options = {
   if: { schema: { $ref: '#/$defs/booleanOrExpression' }, description: 'Run the step only when true.' },
   forEach: {
     schema: { 'x-expect': 'an expression {% … %} or an array', anyOf: [{ $ref: '#/$defs/expression' }, { type: 'array' }] },
-    description: 'Run the action once per item ($item, $index); results are the array of results.',
+    description: 'Run the action (or the group) once per item ($item, $index); results are the array of results, in item order.',
   },
-  retry: { schema: { $ref: '#/$defs/retry' } },
-  timeoutMs: { schema: { type: 'integer', minimum: 1, maximum: 86_400_000 }, description: 'Per attempt.' },
+  concurrency: {
+    schema: { type: 'integer', minimum: 1, maximum: 50 },
+    default: 1,
+    description: 'With forEach: how many items run at once (1–50; 1 = one after the other). Results stay in item order.',
+  },
+  retry: { schema: { $ref: '#/$defs/retry' }, description: 'Action steps only.' },
+  timeoutMs: { schema: { type: 'integer', minimum: 1, maximum: 86_400_000 }, description: 'Per attempt (action steps only).' },
   onError: {
     schema: { enum: ['fail', 'continue'] },
     default: 'fail',
@@ -95,4 +117,29 @@ export const stepOptions: Options = {
   },
 };
 
-export const stepRequired = ['id', 'action'] as const;
+/** `action`, `steps` or `switch` is required too: compile says so (a schema `oneOf` would word it badly). */
+export const stepRequired = ['id'] as const;
+
+export const switchOptions: Options = {
+  cases: {
+    schema: { type: 'array', items: { $ref: '#/$defs/case' } },
+    description: 'Tried in order: the first whose `when` is true runs.',
+  },
+  default: {
+    schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } },
+    description: 'Runs when no case matches; without it the switch is skipped.',
+  },
+};
+
+export const switchRequired = ['cases'] as const;
+
+export const caseOptions: Options = {
+  name: {
+    schema: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]*$' },
+    description: "The case's name, recorded as the switch step's `case`.",
+  },
+  when: { schema: { $ref: '#/$defs/booleanOrExpression' }, description: 'Runs this case when true (read before the switch runs).' },
+  steps: { schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } }, description: 'The steps of the case.' },
+};
+
+export const caseRequired = ['name', 'when', 'steps'] as const;

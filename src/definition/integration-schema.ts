@@ -7,7 +7,18 @@
 import { allActions, allConnectionTypes } from '../connectors/catalog.js';
 import type { ConnectionTypeDecl, InputDecl } from '../connectors/types.js';
 import { triggerSpecs } from '../triggers/registry.js';
-import { documentOptions, documentRequired, retryOptions, stepOptions, stepRequired, valueDefs } from './file-spec.js';
+import {
+  caseOptions,
+  caseRequired,
+  documentOptions,
+  documentRequired,
+  retryOptions,
+  stepOptions,
+  stepRequired,
+  switchOptions,
+  switchRequired,
+  valueDefs,
+} from './file-spec.js';
 import { applySchemaHints } from './schema-hints.js';
 import { objectSchema, type JsonSchema, type TriggerSpec } from './spec.js';
 
@@ -41,6 +52,8 @@ export function buildIntegrationSchema(): JsonSchema {
       ...Object.fromEntries(allConnectionTypes.map((c) => [connectionDefName(c.type), connectionSchema(c)])),
       retry: objectSchema(retryOptions),
       step: objectSchema(stepOptions, stepRequired),
+      switch: objectSchema(switchOptions, switchRequired),
+      case: objectSchema(caseOptions, caseRequired),
       trigger: dispatchOn(
         triggerSpecs.map((t) => t.type),
         triggerDefName,

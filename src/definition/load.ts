@@ -4,6 +4,7 @@
  */
 import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync, type Stats } from 'node:fs';
 import { basename, join, relative } from 'node:path';
+import { checkCalls } from './calls.js';
 import { compileIntegration } from './compile.js';
 import { DEFAULT_FILE_LIMITS, formatBytes, type FileLimits } from './limits.js';
 import type { CompiledIntegration, Problem, SourcePosition } from './types.js';
@@ -145,6 +146,7 @@ function listFiles(paths: string[], accept: (name: string) => boolean, given: (f
 export function loadFiles(files: string[], limits: FileLimits = DEFAULT_FILE_LIMITS): LoadedFile[] {
   const loaded = files.map((f) => loadFile(f, undefined, limits));
   markDuplicateNames(loaded);
+  checkCalls(loaded);
   return loaded;
 }
 

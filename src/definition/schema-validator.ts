@@ -118,6 +118,12 @@ function explain(e: ErrorObject, root?: Record<string, unknown>): SchemaProblem 
     case 'maximum':
     case 'exclusiveMinimum':
     case 'exclusiveMaximum':
+      if (/\/concurrency$/.test(at))
+        return {
+          pointer: at,
+          atKey: false,
+          message: `${where} must be between 1 and 50: the number of items run at once (1 runs them one after the other)`,
+        };
       return { pointer: at, atKey: false, message: `${where} ${e.message ?? 'is out of range'}` };
     case 'not':
       if (e.propertyName !== undefined) {

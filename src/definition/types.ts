@@ -29,6 +29,7 @@ export interface RetryPolicy {
 
 export interface CompiledStep {
   id: string;
+  /** The action; a group or a switch has a stand-in (`group`, `switch`: definition/control-flow.ts). */
   action: ActionDeclaration;
   connection?: string;
   inputs: ValueTemplate;
@@ -38,6 +39,23 @@ export interface CompiledStep {
   timeoutMs?: number;
   onError: 'fail' | 'continue';
   pointer: string;
+  /** With forEach: items run at once (absent = 1, one after the other). */
+  concurrency?: number;
+  /** A group: these steps run instead of an action. */
+  steps?: CompiledStep[];
+  /** A switch: the first case whose `when` is true runs, else `default` (else the step is skipped). */
+  switch?: CompiledSwitch;
+}
+
+export interface CompiledSwitch {
+  cases: CompiledCase[];
+  default?: CompiledStep[];
+}
+
+export interface CompiledCase {
+  name: string;
+  when: ValueTemplate;
+  steps: CompiledStep[];
 }
 
 export interface HmacOptions {
@@ -90,7 +108,8 @@ export type CompiledTrigger =
       mode: 'batch' | 'each';
       maxSeen: number;
     } & ScheduleTiming)
-  | ({ type: 'appEvent'; subscribe: CompiledStep[]; unsubscribe: CompiledStep[] } & WebhookOptions);
+  | ({ type: 'appEvent'; subscribe: CompiledStep[]; unsubscribe: CompiledStep[] } & WebhookOptions)
+  | { type: 'call'; description?: string };
 
 export interface ConnectionDefinition {
   type: string;
@@ -109,6 +128,19 @@ export interface CompiledIntegration {
   connections: Record<string, ConnectionDefinition>;
   trigger: CompiledTrigger;
   steps: CompiledStep[];
+  /** Top-level `onFailure`: run once after an execution has ended failed for good. */
+  onFailure?: CompiledStep[];
+  /** Its core.call steps that name the integration literally (checked across the folder: definition/calls.ts). */
+  calls?: CallSite[];
+}
+
+export interface CallSite {
+  /** The called integration's name. */
+  integration: string;
+  step: string;
+  /** JSON pointer and position of the `integration` input. */
+  pointer: string;
+  position: SourcePosition;
 }
 
 /** One problem found in a file, with the position of the offending node. */

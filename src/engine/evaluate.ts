@@ -21,6 +21,8 @@ export interface Scope {
   index?: number;
   /** The environment env values are read from. */
   env: NodeJS.ProcessEnv;
+  /** `$failure` in onFailure steps. */
+  failure?: unknown;
   /** Overrides `$` (e.g. a poll's items/key expressions read the poll's results). */
   input?: unknown;
 }
@@ -97,7 +99,7 @@ export async function evaluateTemplate(t: ValueTemplate, scope: Scope): Promise<
 
 /** The variables an evaluation binds (`$trigger` …); `$item` and `$index` only inside `forEach`. */
 const ALWAYS = ['trigger', 'steps', 'errors', 'config', 'execution', 'state'] as const;
-const BINDING_NAMES = [...ALWAYS, 'item', 'index'] as const;
+const BINDING_NAMES = [...ALWAYS, 'item', 'index', 'failure'] as const;
 const ALWAYS_BOUND: ReadonlySet<string> = new Set(ALWAYS);
 
 /**
@@ -108,6 +110,7 @@ function binding(scope: Scope, name: string): unknown {
   if (ALWAYS_BOUND.has(name)) return scope[name as (typeof ALWAYS)[number]];
   if (name === 'item') return 'item' in scope ? scope.item : MISS;
   if (name === 'index') return scope.index !== undefined ? scope.index : MISS;
+  if (name === 'failure') return scope.failure !== undefined ? scope.failure : MISS;
   return MISS;
 }
 

@@ -28,6 +28,28 @@ export interface StepRecord {
   startedAt: string;
   finishedAt?: string;
   durationMs?: number;
+  /** A group's steps' records (docs/authoring.md "Control flow"). */
+  steps?: StepRecord[];
+  /** A forEach group's iterations, in item order. */
+  iterations?: IterationRecord[];
+  /** A switch: the name of the case that ran, or `default`. */
+  case?: string;
+  /** core.call: the child execution's id. */
+  childExecutionId?: string;
+  /** core.call with forEach: the child executions' ids, in item order. */
+  childExecutionIds?: string[];
+}
+
+export interface IterationRecord {
+  index: number;
+  steps: StepRecord[];
+}
+
+/** What `onFailure` did (it ran once, after the execution failed for good). */
+export interface OnFailureRecord {
+  status: StepStatus;
+  steps: StepRecord[];
+  error?: StepError | { message: string };
 }
 
 export interface LogEntry {
@@ -53,6 +75,10 @@ export interface ExecutionRecord {
   log: LogEntry[];
   /** The OpenTelemetry trace of the run, when tracing is on (docs/operations.md "Tracing"). */
   traceId?: string;
+  /** A child execution of core.call: who called it. */
+  parent?: { executionId: string; step: string };
+  /** The outcome of the integration's `onFailure` steps, when they ran. */
+  onFailure?: OnFailureRecord;
   queuedAt?: string;
   startedAt?: string;
   finishedAt?: string;

@@ -4,6 +4,7 @@
  * some steps); GET /api/integrations shows status "error" with one problem per missing variable.
  */
 import { readFileSync } from 'node:fs';
+import { forEachStep } from '../definition/control-flow.js';
 import type { CompiledIntegration, CompiledStep, Problem, ValueTemplate } from '../definition/types.js';
 import { triggerTypeOf } from '../triggers/registry.js';
 
@@ -40,10 +41,13 @@ export function missingEnvProblems(integration: CompiledIntegration, env: NodeJS
 function collectIntegration(i: CompiledIntegration, out: Array<{ name: string; pointer: string }>): void {
   collect(i.config, out);
   for (const c of Object.values(i.connections)) collect(c.config, out);
-  const steps = (list: CompiledStep[]) => {
-    for (const s of list) for (const t of [s.inputs, s.if, s.forEach]) if (t) collect(t, out);
-  };
+  const steps = (list: CompiledStep[]) =>
+    forEachStep(list, (s) => {
+      for (const t of [s.inputs, s.if, s.forEach]) if (t) collect(t, out);
+      for (const c of s.switch?.cases ?? []) collect(c.when, out);
+    });
   steps(i.steps);
+  if (i.onFailure) steps(i.onFailure);
   const trigger = triggerTypeOf(i.trigger).evaluates(i.trigger);
   for (const v of trigger.values) collect(v, out);
   steps(trigger.steps);

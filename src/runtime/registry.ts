@@ -7,6 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { statSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
+import { checkCalls } from '../definition/calls.js';
 import { listIntegrationFiles, loadFile, markDuplicateNames, statSignature, type FileHeader, type LoadedFile } from '../definition/load.js';
 import { DEFAULT_FILE_LIMITS, type FileLimits } from '../definition/limits.js';
 import type { CompiledIntegration, Problem } from '../definition/types.js';
@@ -88,6 +89,7 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
 
   private applyAll(loaded: LoadedFile[], signatures: Map<string, string | undefined>): RegistryEntry[] {
     markDuplicateNames(loaded);
+    checkCalls(loaded);
     const seen = new Set(loaded.map((l) => l.file));
     for (const file of [...this.byFile.keys()]) if (!seen.has(file)) this.remove(file);
     // markDuplicateNames already settled names within this set; rebuild the name index from it
@@ -103,6 +105,12 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
   reloadFile(path: string): RegistryEntry {
     const display = this.display(path);
     const loaded = loadFile(resolve(path), display, this.limits);
+    // Against the others as loaded now; a callee that has not arrived yet fails at run time instead.
+    checkCalls(
+      [loaded],
+      this.integrations().filter((i) => this.byName.get(i.name)?.file !== display),
+      { unknown: false },
+    );
     return this.replace(display, loaded, loaded.signature ?? fileSignature(path));
   }
 

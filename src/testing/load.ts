@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { allSteps } from '../definition/control-flow.js';
 import { listIntegrationFiles, loadFile, type LoadedFile } from '../definition/load.js';
 import { DEFAULT_FILE_LIMITS, type FileLimits } from '../definition/limits.js';
 import { ProblemSink } from '../definition/problems.js';
@@ -102,7 +103,7 @@ export function loadTestText(file: string, text: string, dir: string, lookup = n
 
   const integration = resolveIntegration(doc.integration, dir, lookup, problems);
   if (!integration) return { file, problems: problems.problems };
-  const checker = new CaseChecker(src, problems, integration);
+  const checker = new CaseChecker(src, problems, integration, calledSteps(integration, dir, lookup));
   const cases = doc.cases.map((raw, i) => checker.testCase(isObj(raw) ? raw : {}, `/cases/${i}`));
   const names = new Map<string, number>();
   cases.forEach((c, i) => {
@@ -112,7 +113,7 @@ export function loadTestText(file: string, text: string, dir: string, lookup = n
     else names.set(c.name, i);
   });
   if (problems.count) return { file, problems: problems.problems };
-  return { file, problems: [], suite: { file, src, integration, cases } };
+  return { file, problems: [], suite: { file, src, integration, cases, dir } };
 }
 
 function resolveIntegration(ref: string, dir: string, lookup: IntegrationLookup, problems: ProblemSink): CompiledIntegration | undefined {
@@ -157,6 +158,24 @@ function resolveIntegration(ref: string, dir: string, lookup: IntegrationLookup,
   return loaded.integration;
 }
 
+/** The step ids of the integrations `integration` calls by name with core.call, and of those they call. */
+function calledSteps(integration: CompiledIntegration, dir: string, lookup: IntegrationLookup): string[] {
+  const seen = new Set<string>([integration.name]);
+  const ids: string[] = [];
+  const visit = (i: CompiledIntegration) => {
+    for (const call of i.calls ?? []) {
+      if (seen.has(call.integration)) continue;
+      seen.add(call.integration);
+      const child = lookup.byName(call.integration, dir).found?.integration;
+      if (!child) continue;
+      ids.push(...allSteps(child).map((s) => s.id));
+      visit(child);
+    }
+  };
+  visit(integration);
+  return ids;
+}
+
 class CaseChecker {
   private readonly stepIds: string[];
 
@@ -164,8 +183,11 @@ class CaseChecker {
     private readonly src: YamlSource,
     private readonly problems: ProblemSink,
     private readonly integration: CompiledIntegration,
+    called: string[] = [],
   ) {
-    this.stepIds = integration.steps.map((s) => s.id);
+    // Nested steps and onFailure too: mocks and expectations reach every step by its id; mocks
+    // also reach the steps of the sub-flows it calls (they run with the case's mocks).
+    this.stepIds = [...allSteps(integration).map((s) => s.id), ...called];
   }
 
   testCase(raw: Obj, at: string): TestCase {

@@ -5,7 +5,8 @@
  * as the expectations. Running the case back reproduces the execution.
  */
 import type { CompiledIntegration } from '../definition/types.js';
-import type { ExecutionRecord } from '../engine/record.js';
+import { allSteps } from '../definition/control-flow.js';
+import type { ExecutionRecord, StepRecord } from '../engine/record.js';
 import { triggerTypeOf } from '../triggers/registry.js';
 import { RecordError } from '../triggers/type.js';
 import { callsOut } from './mocks.js';
@@ -27,18 +28,35 @@ export async function caseFromExecution(
   const c: Obj = { name: `recorded from execution ${record.id}`, trigger: await triggerInput(integration, record.trigger) };
   const mocks: Obj = {};
   const steps: Obj = {};
-  const forEach = new Set(integration.steps.filter((s) => s.forEach).map((s) => s.id));
-  for (const s of record.steps) {
-    if (callsOut(s.action) && s.status === 'succeeded') {
-      mocks[s.id] =
-        forEach.has(s.id) && Array.isArray(s.results) ? { calls: s.results.map((r) => ({ results: r ?? null })) } : { results: s.results ?? null };
-    } else if (callsOut(s.action) && s.status === 'failed' && s.error) {
-      mocks[s.id] = { error: mockErrorOf(s.error) };
+  const forEach = new Set(
+    allSteps(integration)
+      .filter((s) => s.forEach)
+      .map((s) => s.id),
+  );
+  // Nested steps by id, in the order they ran: a step inside a forEach group has one record per item.
+  for (const [id, recs] of recordsById(record)) {
+    const first = recs[0]!;
+    if (callsOut(first.action)) {
+      const answers: Obj[] = [];
+      for (const s of recs) {
+        if (s.status === 'succeeded') {
+          if (forEach.has(id) && Array.isArray(s.results)) for (const r of s.results) answers.push({ results: r ?? null });
+          else answers.push({ results: s.results ?? null });
+        } else if (s.status === 'failed' && s.error) answers.push({ error: mockErrorOf(s.error) });
+      }
+      if (answers.length === 1 && !forEach.has(id)) mocks[id] = answers[0];
+      else if (answers.length) mocks[id] = { calls: answers };
     }
-    const e: Obj = { status: s.status };
-    if (s.status === 'succeeded' && s.results !== undefined) e.results = s.results;
-    if (s.status === 'failed' && s.error?.status !== undefined) e.error = { status: s.error.status };
-    steps[s.id] = e;
+    if (recs.length === 1) {
+      const e: Obj = { status: first.status };
+      if (first.status === 'succeeded' && first.results !== undefined) e.results = first.results;
+      if (first.status === 'failed' && first.error?.status !== undefined) e.error = { status: first.error.status };
+      steps[id] = e;
+    } else {
+      // As hcm-runner test reads several records of one step: the worst status, the results in order.
+      const status = recs.some((r) => r.status === 'failed') ? 'failed' : recs.some((r) => r.status === 'succeeded') ? 'succeeded' : 'skipped';
+      steps[id] = status === 'succeeded' ? { status, results: recs.map((r) => r.results ?? null) } : { status };
+    }
   }
   if (Object.keys(mocks).length) c.mocks = mocks;
   const expect: Obj = { status: record.status };
@@ -79,4 +97,23 @@ function mockErrorOf(error: NonNullable<ExecutionRecord['steps'][number]['error'
 async function triggerInput(integration: CompiledIntegration, trigger: unknown): Promise<Obj> {
   const testing = await triggerTypeOf(integration.trigger).testing();
   return testing.recordedInput(integration.trigger, isObj(trigger) ? trigger : {});
+}
+
+/** Step records by id wherever they stand (groups, iterations, cases, onFailure), each id's in the order they ran. */
+function recordsById(record: ExecutionRecord): Map<string, StepRecord[]> {
+  const out = new Map<string, StepRecord[]>();
+  const walk = (steps: readonly StepRecord[] | undefined) => {
+    for (const s of steps ?? []) {
+      if (!s.steps && !s.iterations) {
+        const list = out.get(s.id);
+        if (list) list.push(s);
+        else out.set(s.id, [s]);
+      }
+      walk(s.steps);
+      for (const it of s.iterations ?? []) walk(it.steps);
+    }
+  };
+  walk(record.steps);
+  walk(record.onFailure?.steps);
+  return out;
 }

@@ -8,11 +8,13 @@ import { newExecutionId } from '../common/ids.js';
 import { binaryFromBytes } from '../common/binary.js';
 import { ActionError } from '../common/errors.js';
 import type { HttpResponseSpec, RuntimeServices } from '../connectors/types.js';
-import type { CompiledIntegration, ValueTemplate } from '../definition/types.js';
+import type { CompiledIntegration, CompiledStep, ValueTemplate } from '../definition/types.js';
+import { allSteps } from '../definition/control-flow.js';
 import { bareScope } from '../engine/connections.js';
 import { evaluateTemplate, type Scope } from '../engine/evaluate.js';
-import type { ExecutionRecord } from '../engine/record.js';
-import { runExecution } from '../engine/run.js';
+import type { ExecutionRecord, StepRecord } from '../engine/record.js';
+import { runExecution, type RunOptions } from '../engine/run.js';
+import { callHost } from '../triggers/call/children.js';
 import { webhookOptionsOf } from '../triggers/registry.js';
 import { isJsonType, parseContentType } from '../triggers/webhook/content-type.js';
 import { errorResponse, HttpError } from '../common/errors.js';
@@ -49,6 +51,8 @@ export interface CaseResult {
   /** Retry delays the engine would have slept, per step. */
   waits: Array<{ step: string; ms: number }>;
   execution?: ExecutionRecord;
+  /** The child executions core.call ran, in the order they finished. */
+  children?: ExecutionRecord[];
 }
 
 export interface CaseRunOptions {
@@ -56,6 +60,8 @@ export interface CaseRunOptions {
   env?: NodeJS.ProcessEnv;
   /** Unmocked HCM steps call the HCM sandbox (`--sandbox`; the env points the connections at it). */
   sandbox?: boolean;
+  /** The integrations an unmocked core.call may run (the test file's folder); their steps are mocked by id like the caller's. */
+  integrations?: (name: string) => CompiledIntegration | undefined;
 }
 
 export async function runCase(suite: TestSuite, c: TestCase, opts: CaseRunOptions): Promise<CaseResult> {
@@ -81,6 +87,38 @@ export async function runCase(suite: TestSuite, c: TestCase, opts: CaseRunOption
   if (trigger !== undefined) {
     const calls = new Map<string, number>();
     let firstResponse: HttpResponseSpec | undefined;
+    const sleep = async (ms: number, step: CompiledStep) => {
+      waits.push({ step: step.id, ms });
+    };
+    const invoke: RunOptions['invoke'] = async (call, next) => {
+      const { step } = call;
+      const key = step.action.key;
+      const mock = c.mocks[step.id];
+      if (mock) {
+        const n = calls.get(step.id) ?? 0;
+        calls.set(step.id, n + 1);
+        const answer: MockAnswer | undefined = mock.kind === 'every' ? mock.answer : mock.answers[n];
+        if (!answer) {
+          const message = `step ${step.id} (${key}) was called ${n + 1} times but mocks.${step.id}.calls lists ${n} answer(s); add one per call (forEach items and retries)`;
+          failures.push({ message, pointer: mock.pointer });
+          throw new ActionError(message, { code: 'no_mock' });
+        }
+        if ('error' in answer) throw mockedError(key, answer.error, call.inputs);
+        return structuredClone(answer.results);
+      }
+      if (!callsOut(key) || (opts.sandbox && key.startsWith('hcm.'))) return next();
+      const message = `step ${step.id} (${key}) calls out and has no mock: add mocks.${step.id} with results, error or calls${key.startsWith('hcm.') ? ', or run with --sandbox' : ''}`;
+      if (!failures.some((f) => f.message === message)) failures.push({ message, pointer: c.pointer });
+      throw new ActionError(message, { code: 'no_mock' });
+    };
+    const lookup = opts.integrations;
+    const call = lookup
+      ? callHost(lookup, async (child, run) => {
+          const rec = await runExecution({ integration: child, services: opts.services, env, sleep, invoke, ...run, test: true });
+          (result.children ??= []).push(rec);
+          return rec;
+        })
+      : undefined;
     const record = await runExecution({
       integration,
       trigger,
@@ -89,30 +127,9 @@ export async function runCase(suite: TestSuite, c: TestCase, opts: CaseRunOption
       test: true,
       env,
       onResponse: (r) => (firstResponse ??= r),
-      sleep: async (ms, step) => {
-        waits.push({ step: step.id, ms });
-      },
-      invoke: async (call, next) => {
-        const { step } = call;
-        const key = step.action.key;
-        const mock = c.mocks[step.id];
-        if (mock) {
-          const n = calls.get(step.id) ?? 0;
-          calls.set(step.id, n + 1);
-          const answer: MockAnswer | undefined = mock.kind === 'every' ? mock.answer : mock.answers[n];
-          if (!answer) {
-            const message = `step ${step.id} (${key}) was called ${n + 1} times but mocks.${step.id}.calls lists ${n} answer(s); add one per call (forEach items and retries)`;
-            failures.push({ message, pointer: mock.pointer });
-            throw new ActionError(message, { code: 'no_mock' });
-          }
-          if ('error' in answer) throw mockedError(key, answer.error, call.inputs);
-          return structuredClone(answer.results);
-        }
-        if (!callsOut(key) || (opts.sandbox && key.startsWith('hcm.'))) return next();
-        const message = `step ${step.id} (${key}) calls out and has no mock: add mocks.${step.id} with results, error or calls${key.startsWith('hcm.') ? ', or run with --sandbox' : ''}`;
-        if (!failures.some((f) => f.message === message)) failures.push({ message, pointer: c.pointer });
-        throw new ActionError(message, { code: 'no_mock' });
-      },
+      sleep,
+      invoke,
+      call,
     });
     result.execution = record;
     result.status = record.status;
@@ -207,7 +224,7 @@ function checkStatusAndResponse(c: TestCase, result: CaseResult, failures: CaseF
 async function checkSteps(c: TestCase, record: ExecutionRecord, failures: CaseFailure[]): Promise<void> {
   for (const [id, e] of Object.entries(c.expect.steps)) {
     const at = `${c.pointer}/expect/steps/${id}`;
-    const step = record.steps.find((s) => s.id === id);
+    const step = stepRecord(record, id);
     const status = step?.status ?? 'not run';
     if (e.status !== undefined && e.status !== status) {
       const why = step?.error ? ` (${step.error.message})` : '';
@@ -230,6 +247,33 @@ async function checkSteps(c: TestCase, record: ExecutionRecord, failures: CaseFa
   }
 }
 
+/**
+ * The record of step `id` wherever it stands (in a group, a case, onFailure). A step inside a
+ * forEach group has one record per item: they read as one whose status is the worst of theirs,
+ * results the array of their results and attempts their sum.
+ */
+function stepRecord(record: ExecutionRecord, id: string): StepRecord | undefined {
+  const found: StepRecord[] = [];
+  const walk = (steps: readonly StepRecord[] | undefined) => {
+    for (const s of steps ?? []) {
+      if (s.id === id) found.push(s);
+      walk(s.steps);
+      for (const it of s.iterations ?? []) walk(it.steps);
+    }
+  };
+  walk(record.steps);
+  walk(record.onFailure?.steps);
+  if (found.length <= 1) return found[0];
+  const status = (['failed', 'succeeded', 'skipped', 'running'] as const).find((st) => found.some((f) => f.status === st)) ?? 'succeeded';
+  return {
+    ...found[0]!,
+    status,
+    results: found.map((f) => f.results),
+    attempts: found.reduce((n, f) => n + (f.attempts ?? 0), 0),
+    error: found.find((f) => f.error)?.error,
+  };
+}
+
 /** The bindings after the run, as the steps saw them: `$steps` of succeeded steps, `$errors` of continued ones. */
 async function checkAsserts(
   c: TestCase,
@@ -245,10 +289,11 @@ async function checkAsserts(
     execution: { id: record.id, integration: record.integration, startedAt: record.startedAt, attempt: record.attempt, test: record.test },
   };
   scope.config = ((await evaluateTemplate(integration.config, scope).catch(() => ({}))) ?? {}) as Record<string, unknown>;
-  const continued = new Set(integration.steps.filter((s) => s.onError === 'continue').map((s) => s.id));
-  for (const s of record.steps) {
-    if (s.status === 'succeeded') scope.steps[s.id] = s.results;
-    else if (s.status === 'failed' && s.error && continued.has(s.id)) scope.errors[s.id] = s.error;
+  // Every step by id, nested ones too (as expect.steps reads them).
+  for (const step of allSteps(integration)) {
+    const s = stepRecord(record, step.id);
+    if (s?.status === 'succeeded') scope.steps[s.id] = s.results;
+    else if (s?.status === 'failed' && s.error && step.onError === 'continue') scope.errors[s.id] = s.error;
   }
   for (const expr of c.expect.assert) {
     let value: unknown;

@@ -24,7 +24,9 @@ export async function runTestFiles(files: string[], opts: RunTestFilesOptions = 
     const suite = loaded.suite;
     if (!suite) continue;
     const cases = [];
-    for (const c of suite.cases) cases.push(await runCase(suite, c, { services, env: opts.env, sandbox: opts.sandbox }));
+    const dir = suite.dir;
+    const integrations = dir ? (name: string) => lookup.byName(name, dir).found?.integration : undefined;
+    for (const c of suite.cases) cases.push(await runCase(suite, c, { services, env: opts.env, sandbox: opts.sandbox, integrations }));
     report.files.push({ file: suite.file, integration: suite.integration.name, src: suite.src, cases });
   }
   return report;

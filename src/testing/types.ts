@@ -49,4 +49,6 @@ export interface TestSuite {
   src: YamlSource;
   integration: CompiledIntegration;
   cases: TestCase[];
+  /** The test file's folder: where core.call finds the integrations it calls. */
+  dir?: string;
 }

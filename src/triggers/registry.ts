@@ -8,12 +8,19 @@
 import type { TriggerSpec } from '../definition/spec.js';
 import type { CompiledIntegration, CompiledTrigger, WebhookOptions } from '../definition/types.js';
 import { appEventTrigger } from './app-event/type.js';
+import { callTrigger } from './call/type.js';
 import { pollTrigger } from './poll/type.js';
 import { scheduleTrigger } from './schedule/type.js';
 import type { TriggerType } from './type.js';
 import { webhookTrigger } from './webhook/type.js';
 
-export const triggerTypes: readonly TriggerType[] = [webhookTrigger, scheduleTrigger, pollTrigger, appEventTrigger] as readonly TriggerType[];
+export const triggerTypes: readonly TriggerType[] = [
+  webhookTrigger,
+  scheduleTrigger,
+  pollTrigger,
+  appEventTrigger,
+  callTrigger,
+] as readonly TriggerType[];
 
 const byName = new Map<string, TriggerType>(triggerTypes.map((t) => [t.spec.type, t]));
 

@@ -61,6 +61,8 @@ export interface TestTriggerInput {
   firedAt?: string;
   items?: unknown[];
   item?: unknown;
+  /** A call trigger's `$trigger.input`. */
+  input?: unknown;
 }
 
 export interface CaseKeyProblem {

@@ -15,9 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { loadText } from '../../src/definition/load.js';
+import { loadFiles, loadText } from '../../src/definition/load.js';
+import { callHost } from '../../src/triggers/call/children.js';
 import type { CompiledIntegration } from '../../src/definition/types.js';
+import type { StepRecord } from '../../src/engine/record.js';
 import { runExecution } from '../../src/engine/run.js';
+import type { CaseResult } from '../../src/testing/run-case.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { counts, type TestReport } from '../../src/testing/report.js';
 import { runTestFiles } from '../../src/testing/run-files.js';
@@ -169,13 +172,13 @@ describe('the example integrations', () => {
       expect(c.name).toBe(claim.name);
       if (claim.status && c.status !== claim.status) gaps.push(`${where}: ${c.status} against the sandbox, expected ${claim.status}`);
       for (const [id, results] of Object.entries(claim.results)) {
-        const step = c.execution?.steps.find((s) => s.id === id);
+        const step = findStep(c, id);
         if (step?.status !== 'succeeded')
           gaps.push(`${where}: step ${id} ${step?.status ?? 'missing'} against the sandbox: ${step?.error?.message ?? ''}`);
         else gaps.push(...shapeGaps(results, step.results).map((g) => `${where}: step ${id} ${g}`));
       }
       for (const [id, status] of Object.entries(claim.errors)) {
-        const step = c.execution?.steps.find((s) => s.id === id);
+        const step = findStep(c, id);
         if (step?.error?.status !== status)
           gaps.push(`${where}: step ${id}'s mock answers ${status}; the sandbox: ${step?.status} ${step?.error?.status ?? ''}`);
       }
@@ -184,12 +187,37 @@ describe('the example integrations', () => {
   });
 });
 
+/** The first record of step `id` in a case's execution or the sub-flows it called, nested steps included. */
+function findStep(c: CaseResult, id: string): StepRecord | undefined {
+  const walk = (steps: readonly StepRecord[] | undefined): StepRecord | undefined => {
+    for (const s of steps ?? []) {
+      const found = s.id === id ? s : (walk(s.steps) ?? s.iterations?.map((it) => walk(it.steps)).find(Boolean));
+      if (found) return found;
+    }
+    return undefined;
+  };
+  for (const r of [c.execution, ...(c.children ?? [])]) {
+    const found = walk(r?.steps) ?? walk(r?.onFailure?.steps);
+    if (found) return found;
+  }
+  return undefined;
+}
+
 /** Compiles `yaml` (problems fail the test) and runs it once against the sandbox. */
 async function runAgainstSandbox(yaml: string, payload: unknown, where: string) {
   const loaded = loadText(`${where}.yaml`, yaml);
   expect(loaded.problems, `${where}: ${JSON.stringify(loaded.problems)}`).toEqual([]);
   const integration = loaded.integration as CompiledIntegration;
-  return runExecution({ integration, trigger: manualTriggerData(integration, payload), services: testServices(), env: env() });
+  // core.call runs the example integrations (the docs call the worker-card sub-flow).
+  const examples = new Map(
+    loadFiles(exampleFiles().map((f) => join(examplesDir, f))).flatMap((l) => (l.integration ? [[l.integration.name, l.integration] as const] : [])),
+  );
+  const services = testServices();
+  const call = callHost(
+    (name) => examples.get(name),
+    (child, run) => runExecution({ integration: child, services, env: env(), ...run }),
+  );
+  return runExecution({ integration, trigger: manualTriggerData(integration, payload), services, env: env(), call });
 }
 
 describe('the README', () => {

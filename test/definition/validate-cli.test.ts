@@ -12,7 +12,7 @@ const expected: Record<string, Array<[number, number, string]>> = {
   'alias.yaml': [[3, 10, 'input "level" of core.log must be one of "debug", "info", "warn", "error"; got "verbose"']],
   // Enum mistakes name the bad value and the closest allowed one.
   'bad-enum.yaml': [
-    [3, 9, 'trigger.type must be one of "webhook", "schedule", "poll", "appEvent"; got "webhok" — did you mean "webhook"?'],
+    [3, 9, 'trigger.type must be one of "webhook", "schedule", "poll", "appEvent", "call"; got "webhok" — did you mean "webhook"?'],
     [9, 14, 'input "level" of core.log must be one of "debug", "info", "warn", "error"; got "eror" — did you mean "error"?'],
   ],
   'bad-cron.yaml': [

@@ -34,6 +34,10 @@ const impls: Record<string, Impl> = {
     if (i.statusCode !== undefined || i.body !== undefined) ctx.respond({ statusCode: Number(i.statusCode ?? 200), body: i.body });
     throw new StopSignal();
   },
+  'core.call': (i, ctx) => {
+    if (!ctx.call) throw new ActionError('core.call cannot run here');
+    return ctx.call(String(i.integration), i.input);
+  },
   'core.fail': (i) => {
     throw new ActionError(String(i.message), { code: 'failed_by_step' });
   },

@@ -102,4 +102,16 @@ export const coreActions: readonly ActionDeclaration[] = [
     description: 'Fails the execution with a message.',
     inputs: { message: { type: 'string', required: true } },
   },
+  {
+    key: 'core.call',
+    output: { description: "The called integration's result (the results of its last top-level step that ran)." },
+    name: 'Call Integration',
+    group,
+    description:
+      'Runs another integration, whose trigger is `type: call`, as a child execution with `$trigger.input`; a failed child fails this step. docs/authoring.md "Control flow".',
+    inputs: {
+      integration: { type: 'string', required: true, description: 'Name of an integration whose trigger is `type: call`.' },
+      input: { type: 'any', description: 'What the child reads as $trigger.input.' },
+    },
+  },
 ];

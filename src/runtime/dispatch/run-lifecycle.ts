@@ -11,7 +11,9 @@ import type { ExecutionTracer } from '../../common/tracing.js';
 import type { RuntimeServices } from '../../connectors/types.js';
 import type { CompiledIntegration } from '../../definition/types.js';
 import type { ExecutionRecord, LogEntry } from '../../engine/record.js';
+import type { CallHost } from '../../engine/call.js';
 import { runExecution } from '../../engine/run.js';
+import { callHost } from '../../triggers/call/children.js';
 import { queuedRecord, runningRecord } from '../../store/execution-states.js';
 import type { QueuedJob } from '../../store/queue.js';
 import type { NewExecution, Store } from '../../store/types.js';
@@ -63,6 +65,8 @@ export class RunLifecycle {
   private readonly abandoned: () => boolean;
   private readonly stateFor?: RunLifecycleOptions['stateFor'];
   private readonly tracer?: ExecutionTracer;
+  /** core.call: children run inside their parent's run (no second worker: no deadlock), each saved as its own execution. */
+  private readonly calls: CallHost;
 
   constructor(opts: RunLifecycleOptions) {
     this.store = opts.store;
@@ -77,6 +81,15 @@ export class RunLifecycle {
     this.abandoned = opts.abandoned;
     this.stateFor = opts.stateFor;
     this.tracer = opts.tracer;
+    this.calls = callHost(
+      (name) => this.registry.get(name),
+      async (integration, child) => {
+        const record = await runExecution({ integration, services: this.services, env: this.env, queuedAt: new Date().toISOString(), ...child });
+        await this.store.saveExecution(record);
+        this.events.emit('finished', record);
+        return record;
+      },
+    );
   }
 
   /** Resolves true when the run's final state was saved (or there was nothing to run). */
@@ -168,6 +181,7 @@ export class RunLifecycle {
       state,
       env: this.env,
       signal,
+      call: this.calls,
       queuedAt: stored.queuedAt,
       // Progress is shown from memory (liveRecord); the store gets the record when it ends:
       // a crash resumes the execution from its start anyway (at-least-once).
