@@ -19,7 +19,7 @@ const SERVICE_TITLES: Record<HcmService, string> = {
   raw: 'Raw Request',
 };
 
-/** Which service to pick where two offer the same kind of action (docs/authoring.md §10). */
+/** Which service to pick where two offer the same kind of action (docs/authoring.md §11). */
 const SERVICE_NOTES: Partial<Record<HcmService, string>> = {
   staffing:
     'Workers as the system of record for employment data (job, title, organization, manager): use these to look workers up and to change employment data. ' +
