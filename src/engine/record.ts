@@ -54,6 +54,8 @@ export interface ExecutionRecord {
   /** The OpenTelemetry trace of the run, when tracing is on (docs/operations.md "Tracing"). */
   traceId?: string;
   queuedAt?: string;
+  /** The webhook request's idempotency key (its sha256 when longer than 512 bytes), when the trigger declares one. */
+  idempotencyKey?: string;
   startedAt?: string;
   finishedAt?: string;
   durationMs?: number;
