@@ -40,7 +40,9 @@ function sqliteBackend(): Backend {
     },
     sql: async (store, text, params = []) => {
       const stmt = (store as SqliteStore).db.prepare(text.replace(/\$\d+/g, '?'));
-      return (stmt.reader ? stmt.all(...params) : (stmt.run(...params), [])) as never;
+      if (stmt.reader) return stmt.all(...params) as never;
+      stmt.run(...params);
+      return [];
     },
     cleanup: async () => {
       for (const d of dirs.splice(0)) d.remove();
