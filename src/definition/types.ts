@@ -80,12 +80,19 @@ export type WebhookResponse =
   | { mode: 'async'; computed: ValueTemplate }
   | { mode: 'sync'; timeoutMs: number };
 
+/** `idempotencyKey` + `dedupeWindow`: duplicates of a request within the window create no execution. */
+export interface IdempotencyOptions {
+  key: ValueTemplate;
+  windowMs: number;
+}
+
 export interface WebhookOptions {
   methods: string[];
   maxBodyBytes: number;
   hmac?: HmacOptions;
   verify?: VerifyOptions;
   response: WebhookResponse;
+  idempotency?: IdempotencyOptions;
 }
 
 export interface ScheduleTiming {

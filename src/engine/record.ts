@@ -80,6 +80,8 @@ export interface ExecutionRecord {
   /** The outcome of the integration's `onFailure` steps, when they ran. */
   onFailure?: OnFailureRecord;
   queuedAt?: string;
+  /** The webhook request's idempotency key (its sha256 when longer than 512 bytes), when the trigger declares one. */
+  idempotencyKey?: string;
   startedAt?: string;
   finishedAt?: string;
   durationMs?: number;

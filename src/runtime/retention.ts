@@ -1,4 +1,4 @@
-/** Deletes finished executions older than the retention period, at start and then hourly. */
+/** Deletes finished executions older than the retention period, and idempotency keys past their window, at start and then hourly. */
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.js';
 
@@ -11,6 +11,12 @@ export function startRetention(
 ): { stop(): void; runOnce(): Promise<number> } {
   const days = opts.days ?? DEFAULT_RETENTION_DAYS;
   const runOnce = async () => {
+    try {
+      // Idempotency keys live for their window whatever the retention (a claim takes an expired one over anyway).
+      await store.pruneIdempotencyKeys(new Date());
+    } catch (err) {
+      opts.logger?.warn({ err: (err as Error).message }, 'pruning expired idempotency keys failed; will retry');
+    }
     if (days <= 0) return 0; // 0 = keep forever
     try {
       const n = await store.pruneExecutions(new Date(Date.now() - days * 24 * HOUR));

@@ -5,9 +5,11 @@
  */
 import type { WebhookIntakeHost } from '../triggers/webhook/intake.js';
 import { acceptsWebhooks } from '../triggers/registry.js';
+import { FinishedWaits } from './finished-waits.js';
 import type { Runtime } from './runtime.js';
 
 export function webhookIntakeHost(runtime: Runtime): WebhookIntakeHost {
+  let finished: FinishedWaits | undefined;
   return {
     async integrationForToken(token) {
       const name = runtime.tokens.cachedIntegration(token) ?? (await runtime.tokens.resolve(token));
@@ -17,6 +19,9 @@ export function webhookIntakeHost(runtime: Runtime): WebhookIntakeHost {
     webhookUrls: (name) => runtime.webhookUrls(name),
     checkCapacity: (name) => runtime.dispatcher.checkCapacity(1, name),
     submit: (execution) => runtime.dispatcher.submit([execution]),
+    submitOnce: (execution, claim) => runtime.dispatcher.submitOnce(execution, claim),
+    execution: async (id) => runtime.dispatcher.liveRecord(id) ?? (await runtime.store.getExecution(id)),
+    awaitFinished: (id, timeoutMs) => (finished ??= new FinishedWaits(runtime.dispatcher, runtime.store)).wait(id, timeoutMs),
     watch: (id) => runtime.dispatcher.watch(id),
     isListening: (name) => runtime.isListening(name),
     addCapture: (capture) => runtime.addCapture(capture),

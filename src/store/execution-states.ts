@@ -15,6 +15,7 @@ export function queuedRecord(e: NewExecution, now: string): ExecutionRecord {
     steps: [],
     log: [],
     queuedAt: recordIso(e.queuedAt) ?? now,
+    ...(e.idempotencyKey !== undefined ? { idempotencyKey: e.idempotencyKey } : {}),
   };
 }
 

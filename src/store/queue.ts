@@ -16,6 +16,8 @@ export interface NewExecution {
   /** 1 for a new execution; recovery and replays set their own. */
   attempt?: number;
   queuedAt?: string;
+  /** The request's idempotency key (webhook and appEvent triggers), recorded on the execution. */
+  idempotencyKey?: string;
 }
 
 export interface QueuedJob {

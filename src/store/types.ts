@@ -12,6 +12,13 @@ import type { ExecutionQueue, NewExecution, QueueOptions } from './queue.js';
 /** Declared with the queue it enters (queue.ts), which names no type of this file. */
 export type { NewExecution } from './queue.js';
 
+/** An idempotency key to claim with an execution (`enqueueOnce`). */
+export interface IdempotencyClaim {
+  key: string;
+  /** How long the key is kept (the trigger's `dedupeWindow`). */
+  windowMs: number;
+}
+
 export interface SaveOptions {
   /** The execution's row exists already (its trigger is not written again). */
   stored?: boolean;
@@ -103,6 +110,15 @@ export interface Store {
   // Executions -------------------------------------------------------------------------------
   /** Records new executions as `queued`; resolves after the commit (group commits allowed). */
   enqueue(executions: NewExecution[]): Promise<void>;
+  /**
+   * Records one execution unless an earlier one holds its idempotency key (same integration, same
+   * live/test kind, within the window): claiming the key and inserting the execution are one
+   * commit, and the key's uniqueness is the check, so on a shared database exactly one of several
+   * concurrent callers records an execution. Returns the execution that holds the key.
+   */
+  enqueueOnce(execution: NewExecution, claim: IdempotencyClaim): Promise<{ executionId: string; duplicate: boolean }>;
+  /** Forgets idempotency keys whose window ended before `now`; returns how many. */
+  pruneIdempotencyKeys(now: Date): Promise<number>;
   /** Marks an execution running (at `attempt`), and returns its stored record. */
   markRunning(id: string, attempt: number): Promise<ExecutionRecord | undefined>;
   /**

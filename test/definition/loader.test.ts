@@ -56,7 +56,9 @@ describe('schema errors', () => {
     const p = only(conn('      prompt: consent\n      scope: openid\n'));
     expect(p).toMatchObject({ line: 13, column: 7, path: '/connections/hcm/authorizeParams/scope' });
     expect(p.message).toBe('connections.hcm.authorizeParams may not have the key "scope": the runner sets it itself (the scope comes from `scopes`)');
-    expect(only(conn('      prompt: 1\n')).message).toBe('connections.hcm.authorizeParams.prompt must be a string, {env: NAME, default: …} or {file: PATH, default: …}');
+    expect(only(conn('      prompt: 1\n')).message).toBe(
+      'connections.hcm.authorizeParams.prompt must be a string, {env: NAME, default: …} or {file: PATH, default: …}',
+    );
   });
 
   it('reports a connection name that is not allowed once', () => {

@@ -41,6 +41,12 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
           <dd>{r.test ? 'test' : 'live'}</dd>
           <dt>Attempt</dt>
           <dd>{r.attempt}</dd>
+          {r.idempotencyKey !== undefined && (
+            <>
+              <dt>Idempotency key</dt>
+              <dd class="mono">{r.idempotencyKey}</dd>
+            </>
+          )}
           <dt>Queued</dt>
           <dd>
             <Time iso={r.queuedAt} />

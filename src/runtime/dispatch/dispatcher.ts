@@ -11,7 +11,7 @@ import type { ExecutionTracer } from '../../common/tracing.js';
 import type { RuntimeServices } from '../../connectors/types.js';
 import type { ExecutionRecord } from '../../engine/record.js';
 import type { ExecutionQueue, QueuedJob } from '../../store/queue.js';
-import type { ExecutionFilter, ExecutionSummary, NewExecution, Store } from '../../store/types.js';
+import type { ExecutionFilter, ExecutionSummary, IdempotencyClaim, NewExecution, Store } from '../../store/types.js';
 import type { IntegrationRegistry } from '../registry.js';
 import { Admission } from './admission.js';
 import { type DispatcherLimits, maxInterruptions, resolveLimits } from './limits.js';
@@ -139,6 +139,26 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
     }
     this.queue.push(jobs);
     this.emit('queued', executions);
+  }
+
+  /**
+   * Records one execution unless an earlier one holds its idempotency key (`store.enqueueOnce`:
+   * the key's claim and the row are one commit), and queues it. Always written at once, even when
+   * a caller in this process waits for it: its key points at it, and a duplicate on any replica
+   * must find it. Backpressure as `submit`; a refused request claims no key.
+   */
+  async submitOnce(execution: NewExecution, claim: IdempotencyClaim): Promise<{ executionId: string; duplicate: boolean }> {
+    const held = this.admission.reserve([execution]);
+    let outcome: { executionId: string; duplicate: boolean };
+    try {
+      outcome = await this.store.enqueueOnce(execution, claim);
+    } finally {
+      this.admission.release(held, 1);
+    }
+    if (outcome.duplicate) return outcome;
+    this.queue.push([{ id: execution.id, integration: execution.integration, attempt: execution.attempt ?? 1 }]);
+    this.emit('queued', [execution]);
+    return outcome;
   }
 
   /**

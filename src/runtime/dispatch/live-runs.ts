@@ -12,6 +12,14 @@ export interface LiveRun {
   stored: boolean;
 }
 
+/**
+ * The engine builds its own record from the run's inputs; the idempotency key intake recorded
+ * on the execution is carried over to it (the record is the run's own object).
+ */
+export function keepIdempotencyKey(record: ExecutionRecord, from: ExecutionRecord): void {
+  if (from.idempotencyKey !== undefined && record.idempotencyKey === undefined) record.idempotencyKey = from.idempotencyKey;
+}
+
 export class LiveRuns {
   private readonly byId = new Map<string, LiveRun>();
 
@@ -29,7 +37,9 @@ export class LiveRuns {
   /** The run's record as it stands now (progress, log lines). */
   update(id: string, record: ExecutionRecord): void {
     const entry = this.byId.get(id);
-    if (entry) entry.record = record;
+    if (!entry) return;
+    keepIdempotencyKey(record, entry.record);
+    entry.record = record;
   }
 
   /** The run ended (saved, abandoned or failed to run). */

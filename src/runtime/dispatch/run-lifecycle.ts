@@ -19,7 +19,7 @@ import type { QueuedJob } from '../../store/queue.js';
 import type { NewExecution, Store } from '../../store/types.js';
 import type { IntegrationRegistry } from '../registry.js';
 import { type DispatcherLimits, maxInterruptions } from './limits.js';
-import type { LiveRuns } from './live-runs.js';
+import { keepIdempotencyKey, type LiveRuns } from './live-runs.js';
 import { interruptedTooOften, poisonRecord, unsavableRecord } from './poison.js';
 import type { SyncWaiter, SyncWaiters } from './sync-waiters.js';
 
@@ -111,6 +111,7 @@ export class RunLifecycle {
         ? await this.execute(job, integration, stored, this.waiters.get(job.id), (await this.stateFor?.(job.integration)) ?? undefined, signal, log)
         : notLoadedRecord(job, stored);
       if (this.abandoned()) return false;
+      keepIdempotencyKey(record, stored);
       this.showRunningUntilSaved(record);
       record = await this.saveFinal(record, log);
       log?.info({ status: record.status, attempt: record.attempt, durationMs: record.durationMs }, `execution ${record.status}`);

@@ -124,6 +124,20 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     ADD COLUMN preview JSON, ADD COLUMN summary JSON;
   UPDATE ${s}.captures SET size = octet_length(trigger::text);
   `,
+  // 7: idempotency keys of webhook and appEvent requests (docs/triggers.md "Idempotency"): the
+  // primary key is the duplicate check across replicas; rows are forgotten once their window has passed.
+  (s) => `
+  CREATE TABLE ${s}.idempotency_keys (
+    integration  TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    key          TEXT NOT NULL,
+    execution_id TEXT NOT NULL,
+    expires_at   TIMESTAMPTZ NOT NULL,
+    created_at   TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (integration, kind, key)
+  );
+  CREATE INDEX idempotency_keys_expires ON ${s}.idempotency_keys (expires_at);
+  `,
 ];
 
 export function quoteIdent(name: string): string {

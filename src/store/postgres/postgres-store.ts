@@ -23,7 +23,7 @@ import { dollarPlaceholders, type SqlDialect, type Step, type StepResult } from 
 import { advisoryXactLock, executionPlans, setSearchPath } from '../sql/postgres-plans.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { deriveKey, SECRET_ENV, TokenCipher } from '../token-crypto.js';
-import type { NewExecution, SaveOptions } from '../types.js';
+import type { IdempotencyClaim, NewExecution, SaveOptions } from '../types.js';
 import { storageError } from './errors.js';
 import { GroupSaves, rowsJson } from './group-saves.js';
 import { LeaseLocks } from './lease-locks.js';
@@ -298,6 +298,23 @@ export class PostgresStore extends SqlStore {
         }
       }),
     );
+  }
+
+  /**
+   * The key's claim and the execution's row in one transaction (no row when the key is held). A
+   * concurrent claim of the same key on another replica waits on the primary key until this one
+   * commits or rolls back, then sees it.
+   */
+  async enqueueOnce(execution: NewExecution, claim: IdempotencyClaim): Promise<{ executionId: string; duplicate: boolean }> {
+    const steps = this.claimSteps(execution, claim);
+    this.stats.enqueueCalls++;
+    const outcome = await this.pgd.tx(async (c) => {
+      const result = this.claimOutcome(execution, await this.pgd.runSteps(c, steps));
+      if (!result.duplicate) await this.insertExecutions([execution], c);
+      return result;
+    });
+    this.stats.commits++;
+    return outcome;
   }
 
   /** Also takes the lease (this process holds the running execution). */

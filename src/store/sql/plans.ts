@@ -91,6 +91,36 @@ export const prune = (cutoff: string): Step[] => [
   s('DELETE FROM ticks WHERE claimed_at < ?', cutoff),
 ];
 
+// Idempotency keys (docs/triggers.md "Idempotency") ------------------------------------------------
+
+/**
+ * Claims `key` for `executionId`: the insert is the check (the primary key (integration, kind,
+ * key) decides, on every replica at once). A row whose window has passed but is not pruned yet is
+ * taken over. The first step returns a row only when this call claimed the key; the second reads
+ * who holds it (the claim's own execution, or the earlier one).
+ */
+export const claimIdempotencyKey = (
+  k: { integration: string; kind: 'live' | 'test'; key: string; executionId: string; expiresAt: string },
+  now: string,
+): Step[] => [
+  s(
+    `INSERT INTO idempotency_keys (integration, kind, key, execution_id, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (integration, kind, key) DO UPDATE SET execution_id = excluded.execution_id, expires_at = excluded.expires_at,
+       created_at = excluded.created_at WHERE idempotency_keys.expires_at <= ? RETURNING execution_id`,
+    k.integration,
+    k.kind,
+    k.key,
+    k.executionId,
+    k.expiresAt,
+    now,
+    now,
+  ),
+  s('SELECT execution_id FROM idempotency_keys WHERE integration = ? AND kind = ? AND key = ?', k.integration, k.kind, k.key),
+];
+
+/** Keys whose window has passed are forgotten (retention; a claim takes such a row over anyway). */
+export const pruneIdempotencyKeys = (now: string): Step => s('DELETE FROM idempotency_keys WHERE expires_at <= ?', now);
+
 // Webhook tokens ---------------------------------------------------------------------------------
 
 export const tokenOf = 'SELECT token FROM webhook_tokens WHERE integration = ?';

@@ -23,12 +23,13 @@ import type {
   CaptureSummary,
   ExecutionFilter,
   ExecutionSummary,
+  IdempotencyClaim,
   NewExecution,
   SavedPayload,
   SaveOptions,
   Store,
 } from '../types.js';
-import type { SqlDialect, Step } from './dialect.js';
+import type { SqlDialect, Step, StepResult } from './dialect.js';
 import * as plan from './plans.js';
 
 type Row = Record<string, unknown>;
@@ -61,6 +62,7 @@ export abstract class SqlStore implements Store {
   abstract close(): Promise<void>;
   abstract openQueue(opts?: QueueOptions): ExecutionQueue;
   abstract enqueue(executions: NewExecution[]): Promise<void>;
+  abstract enqueueOnce(execution: NewExecution, claim: IdempotencyClaim): Promise<{ executionId: string; duplicate: boolean }>;
   abstract saveExecution(record: ExecutionRecord, opts?: SaveOptions): Promise<void>;
   abstract commitPoll(integration: string, keys: string[], maxSeen: number, executions: NewExecution[]): Promise<void>;
   abstract lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
@@ -167,6 +169,34 @@ export abstract class SqlStore implements Store {
   /** Also forgets claimed schedule/poll ticks older than `before`. */
   async pruneExecutions(before: Date): Promise<number> {
     const [r] = await this.write('prune', plan.prune(before.toISOString()));
+    return r!.changes;
+  }
+
+  /** The claim's steps for `enqueueOnce` (its key, kind and window). */
+  protected claimSteps(execution: NewExecution, claim: IdempotencyClaim): Step[] {
+    const now = Date.now();
+    return plan.claimIdempotencyKey(
+      {
+        integration: execution.integration,
+        kind: execution.test ? 'test' : 'live',
+        key: claim.key,
+        executionId: execution.id,
+        expiresAt: new Date(now + claim.windowMs).toISOString(),
+      },
+      new Date(now).toISOString(),
+    );
+  }
+
+  /** What the claim's steps answered: whether this execution holds the key, else which one does. */
+  protected claimOutcome(execution: NewExecution, results: StepResult[]): { executionId: string; duplicate: boolean } {
+    if (results[0]!.rows.length > 0) return { executionId: execution.id, duplicate: false };
+    const holder = results[1]!.rows[0];
+    if (!holder) throw new Error(`idempotency key of execution ${execution.id} neither claimed nor held`);
+    return { executionId: String(holder.execution_id), duplicate: true };
+  }
+
+  async pruneIdempotencyKeys(now: Date): Promise<number> {
+    const [r] = await this.write('prune', [plan.pruneIdempotencyKeys(now.toISOString())]);
     return r!.changes;
   }
 

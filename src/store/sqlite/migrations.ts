@@ -148,6 +148,20 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX executions_status ON executions (status);
   CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
   `,
+  // 5: idempotency keys of webhook and appEvent requests (docs/triggers.md "Idempotency"): the
+  // primary key is the duplicate check; rows are forgotten once their window has passed.
+  `
+  CREATE TABLE idempotency_keys (
+    integration  TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    key          TEXT NOT NULL,
+    execution_id TEXT NOT NULL,
+    expires_at   TEXT NOT NULL,
+    created_at   TEXT NOT NULL,
+    PRIMARY KEY (integration, kind, key)
+  );
+  CREATE INDEX idempotency_keys_expires ON idempotency_keys (expires_at);
+  `,
 ];
 
 export function migrate(db: Database.Database): number {

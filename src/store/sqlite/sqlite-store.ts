@@ -25,7 +25,7 @@ import type { SqlDialect, Step, StepResult } from '../sql/dialect.js';
 import * as plan from '../sql/sqlite-plans.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { loadTokenKey, TokenCipher } from '../token-crypto.js';
-import type { NewExecution, SaveOptions } from '../types.js';
+import type { IdempotencyClaim, NewExecution, SaveOptions } from '../types.js';
 import { openError, readError, writeError } from './errors.js';
 import { migrate } from './migrations.js';
 import { WriteQueue } from './write-queue.js';
@@ -221,6 +221,17 @@ export class SqliteStore extends SqlStore {
     if (executions.length === 0) return Promise.resolve();
     this.stats.enqueueCalls++;
     return this.run('enqueue', () => this.insertExecutions(executions));
+  }
+
+  /** The key's claim and the execution's row in one transaction (no row when the key is held). */
+  enqueueOnce(execution: NewExecution, claim: IdempotencyClaim): Promise<{ executionId: string; duplicate: boolean }> {
+    const steps = this.claimSteps(execution, claim);
+    this.stats.enqueueCalls++;
+    return this.run('enqueue', () => {
+      const outcome = this.claimOutcome(execution, this.sqlite.runSync(steps));
+      if (!outcome.duplicate) this.insertExecutions([execution]);
+      return outcome;
+    });
   }
 
   saveExecution(record: ExecutionRecord, opts: SaveOptions = {}): Promise<void> {

@@ -13,6 +13,8 @@ import { newExecutionId } from '../../common/ids.js';
 import { errorResponse, HttpError, httpErrorOf, StorageUnavailableError } from '../../common/errors.js';
 import type { HttpResponseSpec } from '../../connectors/types.js';
 import type { CompiledIntegration, ValueTemplate, WebhookOptions } from '../../definition/types.js';
+import type { ExecutionRecord } from '../../engine/record.js';
+import { idempotencyKeyOf, REPLAY_HEADER } from './idempotency.js';
 import { bareScope } from '../../engine/connections.js';
 import { evaluateTemplate } from '../../engine/evaluate.js';
 import { verifyHmac } from './hmac.js';
@@ -62,6 +64,8 @@ export interface IntakeExecution {
   test: boolean;
   attempt: number;
   queuedAt: string;
+  /** The request's idempotency key, when the trigger declares one and it evaluated to one. */
+  idempotencyKey?: string;
 }
 
 /** What a synchronous caller waits for: an early response (core.respond) or the finished run. */
@@ -80,6 +84,18 @@ export interface WebhookIntakeHost {
   checkCapacity(integration: string): void;
   /** Records the execution durably and queues it; throws like `checkCapacity` past the backlog. */
   submit(execution: IntakeExecution): Promise<void>;
+  /**
+   * Like `submit`, unless an earlier execution holds the idempotency key (same integration, same
+   * live/test kind, within the window): then nothing is recorded and that execution's id comes back.
+   */
+  submitOnce(execution: IntakeExecution, claim: { key: string; windowMs: number }): Promise<{ executionId: string; duplicate: boolean }>;
+  /** An execution as stored (or running in this process). */
+  execution(id: string): Promise<ExecutionRecord | undefined>;
+  /**
+   * Waits up to `timeoutMs` for an execution (on any replica) to finish: its final record,
+   * 'timeout', or 'missing' when the store has no such execution (retention removed it).
+   */
+  awaitFinished(id: string, timeoutMs: number): Promise<ExecutionRecord | 'timeout' | 'missing'>;
   /** Follows one execution to its outcome; called before `submit`, so no event is missed. */
   watch(executionId: string): {
     outcome: Promise<SyncOutcome>;
@@ -203,9 +219,15 @@ async function intake(
     await host.addCapture({ id: randomUUID(), integration: integration.name, receivedAt, trigger });
   }
   const execution: IntakeExecution = { id: executionId, integration: integration.name, trigger, test, attempt: 1, queuedAt: receivedAt };
+  // After the signature checks: an unsigned request must not take a key a genuine one would need.
+  const key = options.idempotency ? await idempotencyKeyOf(options.idempotency.key, integration, execution, host) : undefined;
+  if (key !== undefined) execution.idempotencyKey = key;
+  const claim = key !== undefined ? { key, windowMs: options.idempotency!.windowMs } : undefined;
   const response = options.response;
   const answer =
-    response.mode === 'sync' ? await syncRun(host, integration, execution, response.timeoutMs) : await asyncRun(host, integration, execution);
+    response.mode === 'sync'
+      ? await syncRun(host, integration, execution, response.timeoutMs, claim)
+      : await asyncRun(host, integration, execution, claim);
   noteDroppedHeaders(host, integration, answer);
   // No body with HEAD (the answer says what GET would have sent, without sending it).
   return method === 'HEAD' ? { ...answer, body: '' } : answer;
@@ -217,7 +239,12 @@ async function intake(
  * request with 500 and records nothing — a sender retries a 500, and a recorded execution would
  * then run twice.
  */
-async function asyncRun(host: WebhookIntakeHost, integration: CompiledIntegration, execution: IntakeExecution): Promise<RenderedResponse> {
+async function asyncRun(
+  host: WebhookIntakeHost,
+  integration: CompiledIntegration,
+  execution: IntakeExecution,
+  claim: { key: string; windowMs: number } | undefined,
+): Promise<RenderedResponse> {
   const { id, test, queuedAt: receivedAt } = execution;
   // The same answer `hcm-runner test` checks: the custom response, or 200 {"executionId"}.
   const answer = await asyncWebhookResponse(integration, execution.trigger, { id, test, receivedAt }, host.env);
@@ -225,8 +252,22 @@ async function asyncRun(host: WebhookIntakeHost, integration: CompiledIntegratio
     host.logger?.error({ integration: integration.name }, `${answer.error} (the request was refused; nothing was recorded)`);
     return errorResponse(new HttpError(500, `${answer.error}; the request was refused and nothing was recorded`));
   }
-  await host.submit(execution);
-  return answer.response;
+  if (!claim) {
+    await host.submit(execution);
+    return answer.response;
+  }
+  const held = await host.submitOnce(execution, claim);
+  if (!held.duplicate) return answer.response;
+  // A duplicate: the first request's answer again, computed from the first request as recorded.
+  const first = await host.execution(held.executionId);
+  const again = await asyncWebhookResponse(
+    integration,
+    first?.trigger ?? execution.trigger,
+    { id: held.executionId, test, receivedAt: first?.queuedAt ?? receivedAt },
+    host.env,
+  );
+  const replay = again.error ? executionJson(200, held.executionId, { executionId: held.executionId }) : again.response;
+  return { ...replay, headers: { ...replay.headers, [REPLAY_HEADER]: 'true' } };
 }
 
 /** Framing headers an integration set are dropped on every answer; said once per integration version. */
@@ -252,11 +293,19 @@ async function syncRun(
   integration: CompiledIntegration,
   execution: IntakeExecution,
   timeoutMs: number,
+  claim: { key: string; windowMs: number } | undefined,
 ): Promise<RenderedResponse> {
   const id = execution.id;
   const watch = host.watch(id);
   try {
-    await host.submit(execution);
+    if (!claim) await host.submit(execution);
+    else {
+      const held = await host.submitOnce(execution, claim);
+      if (held.duplicate) {
+        watch.cancel();
+        return syncReplay(host, integration, held.executionId, timeoutMs);
+      }
+    }
   } catch (err) {
     watch.cancel();
     throw err;
@@ -275,6 +324,25 @@ async function syncRun(
   if (outcome.kind === 'response') return runResponse(outcome.response, id, integration.name, unsendable);
   // The same rule `hcm-runner test` checks: what a step set, else 500 on failure, else 200 with the last results.
   return syncWebhookResponse(outcome.record, unsendable);
+}
+
+/**
+ * A synchronous duplicate: the first execution's response once it finished — waiting for it, like
+ * its own caller, up to `timeoutMs` (504 after that, as the first caller would have had).
+ */
+async function syncReplay(host: WebhookIntakeHost, integration: CompiledIntegration, firstId: string, timeoutMs: number): Promise<RenderedResponse> {
+  const outcome = await host.awaitFinished(firstId, timeoutMs);
+  let answer: RenderedResponse;
+  if (outcome === 'timeout') {
+    const error = `integration ${integration.name}: the synchronous run did not finish within ${timeoutMs} ms; it continues in the background`;
+    answer = executionJson(504, firstId, { error, executionId: firstId });
+  } else if (outcome === 'missing') {
+    // Retention removed the first execution before its key's window ended: its response is gone.
+    answer = executionJson(200, firstId, { executionId: firstId });
+  } else {
+    answer = syncWebhookResponse(outcome, (error) => host.logger?.error({ executionId: firstId, integration: integration.name }, error));
+  }
+  return { ...answer, headers: { ...answer.headers, [REPLAY_HEADER]: 'true' } };
 }
 
 function decodePath(p: string): string {

@@ -1,12 +1,12 @@
 /**
- * The webhook trigger's spec: its keys (methods, body limit, HMAC, response), their defaults and
+ * The webhook trigger's spec: its keys (methods, body limit, HMAC, verify, idempotency, response), their defaults and
  * the compile step. appEvent triggers take the same keys (`webhookOptions`, `compileWebhookOptions`).
  * Spec-only: imports nothing that runs (see definition/spec.ts).
  */
 import { parseDuration } from '../../common/duration.js';
 import type { Options, TriggerCompileContext, TriggerSpec } from '../../definition/spec.js';
 import { defaultOf, enumValue, numberValue, objectSchema, stringValue } from '../../definition/spec.js';
-import type { CompiledTrigger, ValueTemplate, VerifyOptions, WebhookOptions, WebhookResponse } from '../../definition/types.js';
+import type { CompiledTrigger, IdempotencyOptions, ValueTemplate, VerifyOptions, WebhookOptions, WebhookResponse } from '../../definition/types.js';
 import { headerMapProblems, headerValueProblem } from '../../common/http-header-syntax.js';
 
 const isObj = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v);
@@ -68,6 +68,16 @@ export const webhookOptions: Options = {
     schema: objectSchema(verifyOptions, ['scheme', 'secret']),
     description: "Verify the sender's own signature scheme over the raw body (instead of, or as well as, hmac); any failure answers 401.",
   },
+  idempotencyKey: {
+    schema: { $ref: '#/$defs/expression' },
+    description:
+      "The request's delivery id, e.g. {% $trigger.headers.'webhook-id' %}: a later request with the same key within dedupeWindow creates no execution and is answered as the first (x-idempotent-replay: true). Nothing or \"\" → no deduplication.",
+  },
+  dedupeWindow: {
+    schema: { $ref: '#/$defs/duration' },
+    default: '24h',
+    description: 'How long an idempotencyKey is remembered (1m to 30d).',
+  },
   response: {
     schema: {
       'x-expect': 'a response object {mode, statusCode, contentType, headers, body} or one expression {% … %}',
@@ -103,6 +113,29 @@ export function compileWebhookOptions(raw: Record<string, unknown>, ctx: Trigger
       : undefined,
     verify: isObj(raw.verify) ? compileVerify(raw.verify, ctx) : undefined,
     response: compileResponse(raw.response, ctx),
+    idempotency: compileIdempotency(raw, ctx),
+  };
+}
+
+/** The bounds of `dedupeWindow`: long enough for a sender's retries, short enough to keep the key table small. */
+export const DEDUPE_WINDOW_MIN_MS = 60_000;
+export const DEDUPE_WINDOW_MAX_MS = 30 * 86_400_000;
+
+function compileIdempotency(raw: Record<string, unknown>, ctx: TriggerCompileContext): IdempotencyOptions | undefined {
+  if (raw.idempotencyKey === undefined) {
+    if (raw.dedupeWindow !== undefined)
+      ctx.problem('/trigger/dedupeWindow', 'dedupeWindow applies only with an idempotencyKey; add one or remove it', 'key');
+    return undefined;
+  }
+  const window = stringValue(raw, webhookOptions, 'dedupeWindow');
+  const windowMs = parseDuration(window);
+  // A malformed duration was reported by the schema; the range is checked here.
+  if (windowMs !== undefined && (windowMs < DEDUPE_WINDOW_MIN_MS || windowMs > DEDUPE_WINDOW_MAX_MS)) {
+    ctx.problem('/trigger/dedupeWindow', `dedupeWindow "${window}" is out of range; write a duration from 1m to 30d (e.g. 24h)`);
+  }
+  return {
+    key: ctx.template(raw.idempotencyKey, '/trigger/idempotencyKey'),
+    windowMs: windowMs ?? parseDuration(defaultOf<string>(webhookOptions, 'dedupeWindow'))!,
   };
 }
 
