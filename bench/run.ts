@@ -1034,7 +1034,7 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
       );
       out.push('');
     };
-    section(`SQLite (${id.sqlite.store})`, id.sqlite);
+    section('SQLite', id.sqlite);
     if (id.pg && 'skipped' in id.pg) {
       out.push(`PostgreSQL: skipped (${id.pg.skipped}).`);
       out.push('');
