@@ -6,6 +6,13 @@
  *   npm run bench -- --only intake,sync --out -     # some scenarios, print instead of writing
  *   npm run bench -- --only intake --profile /tmp/prof   # runner processes write .cpuprofile files there
  *
+ * Scenarios (--only takes a comma-separated list): intake, e2e, sync, reload, load1000, schedule, pg,
+ * foreach (a sync webhook whose forEach group runs 100 items × 2 steps — core.transform, then an
+ * HCM GET against the sandbox — at `concurrency: 1` and `concurrency: 10`: executions/s, items/s,
+ * runner CPU per item), idempotent-intake (async intake with an `idempotencyKey` read from a header
+ * the load generator makes distinct per request, against the same integration without a key, both
+ * with workers paused: what the key claim costs; SQLite, then PostgreSQL unless --no-pg).
+ *
  * Flags: --duration S, --warmup S, --connections N, --rounds N (intake/sync: alternate bare and
  * runner N times, keep the median), --database-url URL (PostgreSQL scenarios; default: the URL
  * printed by scripts/ensure-postgres.sh for database hcm_bench), --no-pg, --json FILE.
@@ -19,7 +26,17 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { generatedYaml, intakeYaml, e2eYaml, reloadYaml, scheduleYaml, syncYaml, writeIntegrations } from './lib/integrations.js';
+import {
+  e2eYaml,
+  foreachYaml,
+  generatedYaml,
+  idempotentIntakeYaml,
+  intakeYaml,
+  reloadYaml,
+  scheduleYaml,
+  syncYaml,
+  writeIntegrations,
+} from './lib/integrations.js';
 import { closedLoopGenerator, load, summarize, type LoadResult } from './lib/load.js';
 import { machineCpu } from './lib/machine-cpu.js';
 import { buildProduct, productNodeFlags } from './lib/product.js';
@@ -42,7 +59,7 @@ const { values: flags } = parseArgs({
   },
 });
 
-const ALL = ['intake', 'e2e', 'sync', 'reload', 'load1000', 'schedule', 'pg'] as const;
+const ALL = ['intake', 'e2e', 'sync', 'reload', 'load1000', 'schedule', 'pg', 'foreach', 'idempotent-intake'] as const;
 type Scenario = (typeof ALL)[number];
 const only = new Set<Scenario>((flags.only ? flags.only.split(',') : ALL).map((s) => s.trim() as Scenario));
 for (const s of only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(', ')}`);
@@ -55,6 +72,16 @@ const CONNECTIONS = Number(flags.connections ?? 64);
 const ROUNDS = Number(flags.rounds ?? 1);
 const RELOAD_EDITS = QUICK ? 10 : 50;
 const SCHEDULE_TICKS = QUICK ? 5 : 20;
+/** foreach: items per execution, the group's `concurrency` values compared. */
+const FOREACH_ITEMS = 100;
+const FOREACH_CONCURRENCY = [1, 10] as const;
+/**
+ * foreach: closed-loop connections. One execution is 100 HCM calls, so a few executions at once
+ * already keep the runner busy; 64 at `concurrency: 10` would be 640 sandbox calls in flight.
+ */
+const FOREACH_CONNECTIONS = Math.min(CONNECTIONS, 8);
+/** idempotent-intake: the header the load generator sets to a distinct value per request. */
+const KEY_HEADER = 'x-bench-key';
 const OUT = flags.out ?? join(repoRoot, 'docs', 'benchmarks.md');
 const profileArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${flags.profile}`] : [];
 
@@ -203,31 +230,30 @@ interface E2EResult {
   machine?: { sandboxUs: number; allUs: number; cores: number; idle: number; runnerMainUs?: number };
 }
 
+type Sandbox = Child<{ apiUrl: string; tokenUrl: string; authorizeUrl: string; refreshToken: string }>;
+
+/** The HCM sandbox in its own process. */
+const startSandbox = (): Promise<Sandbox> => startChild('sandbox', {}, { nodeArgs: profileArgs });
+
+/** The environment the HCM connection of the bench integrations reads (HCM_CONNECTION). */
+const hcmEnv = (sandbox: Sandbox): Record<string, string> => ({
+  HCM_API_URL: sandbox.ready.apiUrl,
+  HCM_TOKEN_URL: sandbox.ready.tokenUrl,
+  HCM_AUTHORIZE_URL: sandbox.ready.authorizeUrl,
+  HCM_CLIENT_ID: 'sandbox-client',
+  HCM_CLIENT_SECRET: 'sandbox-secret',
+  HCM_REFRESH_TOKEN: sandbox.ready.refreshToken,
+});
+
 /** webhook → core.transform → HCM GET against the sandbox (its own process). */
 async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
   const dir = writeIntegrations(join(tmp, `e2e-${opts.databaseUrl ? 'pg' : 'sqlite'}`), {
     'sync.yaml': e2eYaml('bench-e2e-sync', 'sync'),
     'async.yaml': e2eYaml('bench-e2e-async', 'async'),
   });
-  const sandbox = await startChild<{ apiUrl: string; tokenUrl: string; authorizeUrl: string; refreshToken: string }>(
-    'sandbox',
-    {},
-    { nodeArgs: profileArgs },
-  );
+  const sandbox = await startSandbox();
   const limits = { concurrency: CONNECTIONS, perIntegration: CONNECTIONS, backlog: 1e6 };
-  const r = await runner('e2e', {
-    dir,
-    databaseUrl: opts.databaseUrl,
-    limits,
-    env: {
-      HCM_API_URL: sandbox.ready.apiUrl,
-      HCM_TOKEN_URL: sandbox.ready.tokenUrl,
-      HCM_AUTHORIZE_URL: sandbox.ready.authorizeUrl,
-      HCM_CLIENT_ID: 'sandbox-client',
-      HCM_CLIENT_SECRET: 'sandbox-secret',
-      HCM_REFRESH_TOKEN: sandbox.ready.refreshToken,
-    },
-  });
+  const r = await runner('e2e', { dir, databaseUrl: opts.databaseUrl, limits, env: hcmEnv(sandbox) });
   try {
     const syncUrl = r.ready.webhooks['bench-e2e-sync']!.live;
     // One call first: the OAuth refresh happens once, then the access token is cached.
@@ -511,6 +537,176 @@ async function schedule(): Promise<ScheduleResult> {
   }
 }
 
+interface ForEachRun {
+  /** The group's `concurrency`. */
+  concurrency: number;
+  /** Closed loop, sync mode: one answer = one execution of FOREACH_ITEMS items. */
+  load: LoadResult;
+  /** Executions recorded over warm-up and measurement (the first call excluded). */
+  executions: number;
+  failed: number;
+  itemsPerSec: number;
+  /** Runner CPU (user + system) over warm-up + measurement, per item and per execution, µs. */
+  cpuPerItemUs: number;
+  cpuPerExecutionUs: number;
+  /** The HCM sandbox's CPU per item (its one GET), µs. */
+  sandboxPerItemUs: number;
+}
+
+interface ForEachResult {
+  items: number;
+  connections: number;
+  store: string;
+  runs: ForEachRun[];
+}
+
+/** Polls until the integration's recorded executions stop growing (the loop's tail finishing). */
+async function settled(r: Child<RunnerReady>, integration: string): Promise<Timings> {
+  let last = -1;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const t = await r.call<Timings>('timings', { integration });
+    const running = (t.counts.queued ?? 0) + (t.counts.running ?? 0);
+    if ((t.rows.length === last && running === 0) || Date.now() > deadline) return t;
+    last = t.rows.length;
+    await sleep(300);
+  }
+}
+
+/** Sync webhook → forEach group of FOREACH_ITEMS items × 2 steps (the 2nd an HCM GET), per `concurrency`. */
+async function forEachScenario(): Promise<ForEachResult> {
+  const name = (c: number) => `bench-foreach-c${c}`;
+  const files: Record<string, string> = {};
+  for (const c of FOREACH_CONCURRENCY) files[`${name(c)}.yaml`] = foreachYaml(name(c), FOREACH_ITEMS, c);
+  const dir = writeIntegrations(join(tmp, 'foreach'), files);
+  const sandbox = await startSandbox();
+  const limits = { concurrency: FOREACH_CONNECTIONS, perIntegration: FOREACH_CONNECTIONS, backlog: 1e6 };
+  const r = await runner('foreach', { dir, limits, env: hcmEnv(sandbox) });
+  try {
+    const runs: ForEachRun[] = [];
+    for (const c of FOREACH_CONCURRENCY) {
+      const url = r.ready.webhooks[name(c)]!.live;
+      // One call first: it proves the loop runs every item (and the OAuth refresh happens once).
+      const first = await fetch(url, { method: 'POST', headers: JSON_HEADERS, body: BODY });
+      const firstBody = await first.text();
+      if (first.status !== 200 || (JSON.parse(firstBody) as { items?: number }).items !== FOREACH_ITEMS)
+        throw new Error(`foreach: the first call answered ${first.status}: ${firstBody.slice(0, 500)}`);
+      log(`foreach (${r.ready.storeKind}): ${FOREACH_ITEMS} items × 2 steps, concurrency ${c}, ${FOREACH_CONNECTIONS} connections`);
+      const before = await settled(r, name(c));
+      const cpu0 = await r.call<number>('cpu');
+      const sb0 = await sandbox.call<number>('cpu');
+      const res = await load(loadOpts(url, { connections: FOREACH_CONNECTIONS }));
+      // The executions still running when the generator stopped count too: wait for them.
+      const t = await settled(r, name(c));
+      const sb1 = await sandbox.call<number>('cpu');
+      const cpu1 = await r.call<number>('cpu');
+      const n = t.rows.length - before.rows.length;
+      const items = n * FOREACH_ITEMS;
+      runs.push({
+        concurrency: c,
+        load: res,
+        executions: n,
+        failed: t.counts.failed ?? 0,
+        itemsPerSec: res.rps * FOREACH_ITEMS,
+        cpuPerItemUs: (cpu1 - cpu0) / items,
+        cpuPerExecutionUs: (cpu1 - cpu0) / n,
+        sandboxPerItemUs: (sb1 - sb0) / items,
+      });
+    }
+    return { items: FOREACH_ITEMS, connections: FOREACH_CONNECTIONS, store: r.ready.storeKind, runs };
+  } finally {
+    await r.stop();
+    await sandbox.stop();
+  }
+}
+
+interface IdempotentVariant {
+  load: LoadResult;
+  /** `queued` rows after the run (warm-up and measurement). */
+  recorded: number;
+  /** Runner CPU per accepted request over warm-up + measurement, µs. */
+  cpuPerRequestUs: number;
+}
+
+interface IdempotentStoreResult {
+  store: string;
+  /** The intake integration without a key. */
+  plain: IdempotentVariant;
+  /** The same with `idempotencyKey` from KEY_HEADER: one key claimed per request. */
+  keyed: IdempotentVariant;
+}
+
+interface IdempotentResult {
+  sqlite: IdempotentStoreResult;
+  pg?: IdempotentStoreResult | { skipped: string };
+}
+
+/** The keyed integration must deduplicate a repeated key, or the run would measure nothing. */
+async function checkReplay(url: string): Promise<void> {
+  const send = () => fetch(url, { method: 'POST', headers: { ...JSON_HEADERS, [KEY_HEADER]: 'bench-replay-check' }, body: BODY });
+  const a = await send();
+  const aBody = await a.text();
+  const b = await send();
+  const bBody = await b.text();
+  if (a.status !== 200 || b.status !== 200 || b.headers.get('x-idempotent-replay') !== 'true' || aBody !== bBody)
+    throw new Error(`idempotent-intake: a repeated key was not answered as a replay (${a.status} ${aBody} / ${b.status} ${bBody})`);
+}
+
+/**
+ * Async intake, workers paused, with and without an idempotency key: each variant in a fresh
+ * runner on an empty store, every request with a distinct KEY_HEADER (the plain integration
+ * ignores it, so the generator's work is the same), alternating which goes first per round.
+ */
+async function idempotentIntakeOn(databaseUrl?: string): Promise<IdempotentStoreResult> {
+  const dir = writeIntegrations(join(tmp, `idempotent-${databaseUrl ? 'pg' : 'sqlite'}`), {
+    'plain.yaml': intakeYaml('bench-idem-plain'),
+    'keyed.yaml': idempotentIntakeYaml('bench-idem-keyed', KEY_HEADER),
+  });
+  const variants = { plain: 'bench-idem-plain', keyed: 'bench-idem-keyed' } as const;
+  const results: Record<keyof typeof variants, IdempotentVariant[]> = { plain: [], keyed: [] };
+  let store = '';
+  for (let round = 0; round < ROUNDS; round++) {
+    const order: Array<keyof typeof variants> = round % 2 ? ['keyed', 'plain'] : ['plain', 'keyed'];
+    for (const v of order) {
+      if (databaseUrl) await resetPgDatabase(databaseUrl);
+      const r = await runner(`idempotent-${v}`, { dir, databaseUrl, limits: { concurrency: 0, backlog: 1e9 } });
+      try {
+        store = r.ready.storeKind;
+        const integration = variants[v];
+        const url = r.ready.webhooks[integration]!.live;
+        log(`idempotent-intake: ${v === 'keyed' ? 'with' : 'without'} idempotencyKey, ${store} (round ${round + 1})`);
+        const cpu0 = await r.call<number>('cpu');
+        const res = await load(loadOpts(url, { distinctHeader: KEY_HEADER }));
+        const cpu1 = await r.call<number>('cpu');
+        const recorded = (await r.call<Timings>('timings', { integration })).counts.queued ?? 0;
+        // Distinct keys: every answered request of the measurement is a row of its own.
+        if (recorded < res.ok) throw new Error(`idempotent-intake: ${recorded} rows for ${res.ok} answers: the keys were not distinct`);
+        if (v === 'keyed') await checkReplay(url);
+        results[v].push({ load: res, recorded, cpuPerRequestUs: (cpu1 - cpu0) / recorded });
+      } finally {
+        await r.stop();
+      }
+    }
+  }
+  return { store, plain: median(results.plain, (x) => x.load.rps), keyed: median(results.keyed, (x) => x.load.rps) };
+}
+
+async function idempotentIntake(): Promise<IdempotentResult> {
+  const result: IdempotentResult = { sqlite: await idempotentIntakeOn() };
+  if (flags['no-pg']) return result;
+  let url: string;
+  try {
+    url = benchDatabaseUrl();
+    if (!/\/hcm_bench(\?|$)/.test(url) && !flags['database-url']) throw new Error(`unexpected URL ${url}`);
+    await resetPgDatabase(url);
+  } catch (err) {
+    result.pg = { skipped: `PostgreSQL not available: ${(err as Error).message.split('\n')[0]}` };
+    return result;
+  }
+  result.pg = await idempotentIntakeOn(url);
+  return result;
+}
+
 interface PgResult {
   status: 'measured' | 'skipped';
   reason?: string;
@@ -575,6 +771,8 @@ interface Results {
   load1000?: ManyResult;
   schedule?: ScheduleResult;
   pg?: PgResult;
+  foreach?: ForEachResult;
+  idempotentIntake?: IdempotentResult;
 }
 
 function git(args: string[]): string {
@@ -783,6 +981,65 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     out.push('');
   }
 
+  if (res.foreach) {
+    const fe = res.foreach;
+    out.push('## 7. forEach groups');
+    out.push('');
+    out.push(
+      `A sync webhook whose \`forEach\` group runs ${fe.items} items × 2 steps — \`core.transform\`, then \`hcm.getStaffingWorkerById\` against the HCM sandbox in its own process — with the group's \`concurrency\` at ${FOREACH_CONCURRENCY.join(' and ')}; a last step answers the item count. Closed loop, ${fe.connections} connections (each execution is ${fe.items} HCM calls), ${fe.store}; one answer is one execution of ${fe.items} items.`,
+    );
+    out.push('');
+    out.push(
+      '| `concurrency` | executions/s | items/s | p50 ms | p99 ms | 2xx / all | runner CPU per item | per execution | sandbox CPU per item | failed |',
+    );
+    out.push('|---|---|---|---|---|---|---|---|---|---|');
+    for (const x of fe.runs)
+      out.push(
+        row([
+          x.concurrency,
+          f1(x.load.rps),
+          int(x.itemsPerSec),
+          f1(x.load.p50),
+          f1(x.load.p99),
+          `${int(x.load.ok)} / ${int(x.load.requests)}${x.load.errors ? `, ${x.load.errors} errors` : ''}`,
+          `**${int(x.cpuPerItemUs)} µs**`,
+          `${int(x.cpuPerExecutionUs)} µs`,
+          `${int(x.sandboxPerItemUs)} µs`,
+          x.failed,
+        ]),
+      );
+    out.push('');
+    out.push(
+      'CPU is user + system over warm-up and measurement, divided by the executions recorded (the ones still running when the load stopped included: the bench waits for them). `concurrency` shortens one execution (latency) by overlapping its HCM calls; the CPU per item says what an item costs the runner either way.',
+    );
+    out.push('');
+  }
+  if (res.idempotentIntake) {
+    const id = res.idempotentIntake;
+    out.push('## 8. Idempotent intake');
+    out.push('');
+    out.push(
+      `Webhook intake as in section 1 (async, workers paused), the same integration with and without \`idempotencyKey: "{% $trigger.headers.'${KEY_HEADER}' %}"\`. The load generator sets \`${KEY_HEADER}\` to a value no other request sends (a counter behind a per-run prefix), on both variants, so every keyed request claims a new key — one insert into the keys table, indexed by (integration, URL kind, key), in the execution's commit. Each variant runs in a fresh runner on an empty store.`,
+    );
+    out.push('');
+    const section = (label: string, s: IdempotentStoreResult) => {
+      out.push(`${label}:`);
+      out.push('');
+      out.push(LOAD_HEAD);
+      out.push(loadRow('intake, no key', s.plain.load));
+      out.push(loadRow('intake, `idempotencyKey` (a new key each request)', s.keyed.load));
+      out.push('');
+      out.push(
+        `With the key: **${pct(s.keyed.load.rps / s.plain.load.rps)} of the requests/s without**; runner CPU per accepted request ${int(s.keyed.cpuPerRequestUs)} µs with, ${int(s.plain.cpuPerRequestUs)} µs without (${int(s.keyed.cpuPerRequestUs - s.plain.cpuPerRequestUs)} µs for the key). Rows recorded: ${int(s.keyed.recorded)} with, ${int(s.plain.recorded)} without.`,
+      );
+      out.push('');
+    };
+    section('SQLite', id.sqlite);
+    if (id.pg && 'skipped' in id.pg) {
+      out.push(`PostgreSQL: skipped (${id.pg.skipped}).`);
+      out.push('');
+    } else if (id.pg) section('PostgreSQL (local, same machine)', id.pg);
+  }
   out.push('## Targets');
   out.push('');
   out.push('| Target | Measured | Met |\n|---|---|---|');
@@ -796,7 +1053,7 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
   out.push('## Reproduce');
   out.push('');
   out.push(
-    '```sh\nnpm run bench                 # everything, ~5 minutes; writes this file\nnpm run bench -- --quick      # 2 s per scenario\nnpm run bench -- --only intake,sync --out -   # a subset, printed\n```',
+    '```sh\nnpm run bench                 # everything, ~5 minutes; writes this file\nnpm run bench -- --quick      # 2 s per scenario\nnpm run bench -- --only intake,sync --out -   # a subset, printed\nnpm run bench -- --only foreach,idempotent-intake --no-pg --out -\n```',
   );
   out.push('');
   return out.join('\n');
@@ -852,6 +1109,8 @@ try {
   if (only.has('reload')) results.reload = await reload();
   if (only.has('load1000')) results.load1000 = await many();
   if (only.has('schedule')) results.schedule = await schedule();
+  if (only.has('foreach')) results.foreach = await forEachScenario();
+  if (only.has('idempotent-intake')) results.idempotentIntake = await idempotentIntake();
   if (only.has('pg')) results.pg = await postgres();
 } finally {
   rmSync(tmp, { recursive: true, force: true });

@@ -13,6 +13,8 @@ declare module 'autocannon' {
     timeout?: number;
     pipelining?: number;
     workers?: number;
+    /** Replace `[<id>]` in the request (headers and body) with a fresh id per request. */
+    idReplacement?: boolean;
   }
   interface Result {
     duration: number;

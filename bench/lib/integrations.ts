@@ -44,6 +44,52 @@ steps:
       workerId: "{% $steps.shape.workerId %}"
 `;
 
+/**
+ * Async webhook, one trivial step, the same as intakeYaml but with an idempotency key read from a
+ * header the load generator makes distinct per request: every request claims a new key.
+ */
+export const idempotentIntakeYaml = (name: string, header: string) => `name: ${name}
+trigger:
+  type: webhook
+  methods: [POST]
+  idempotencyKey: "{% $trigger.headers.'${header}' %}"
+steps:
+  - id: note
+    action: core.transform
+    inputs:
+      value: "{% $trigger.body.data.workerId %}"
+`;
+
+/**
+ * Sync webhook → a forEach group over \`items\` items, two steps each (core.transform, then an HCM
+ * GET against the sandbox), \`concurrency\` items at once; a last step answers the item count so
+ * the response stays small.
+ */
+export const foreachYaml = (name: string, items: number, concurrency: number) => `name: ${name}
+${HCM_CONNECTION}trigger:
+  type: webhook
+  methods: [POST]
+  response: { mode: sync }
+steps:
+  - id: each
+    forEach: "{% [1..${items}] %}"
+    concurrency: ${concurrency}
+    steps:
+      - id: shape
+        action: core.transform
+        inputs:
+          value: "{% {'workerId': $trigger.body.data.workerId, 'n': $item} %}"
+      - id: worker
+        action: hcm.getStaffingWorkerById
+        connection: hcm
+        inputs:
+          workerId: "{% $steps.shape.workerId %}"
+  - id: answer
+    action: core.transform
+    inputs:
+      value: "{% {'items': $count($steps.each)} %}"
+`;
+
 /** Sync webhook with one trivial step: the sync overhead scenario. */
 export const syncYaml = (name: string) => `name: ${name}
 trigger:

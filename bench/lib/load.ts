@@ -24,7 +24,16 @@ export interface LoadOptions {
   warmupSec: number;
   /** Requests per second over all connections (open-ish loop); unset = as fast as possible. */
   overallRate?: number;
+  /**
+   * A header whose value no other request sends, warm-up included (e.g. an idempotency key):
+   * wrk's Lua counter behind a prefix unique to each wrk run, or autocannon's `[<id>]` replacement.
+   */
+  distinctHeader?: string;
 }
+
+let runs = 0;
+/** A prefix no other generator run of this process (or of another bench process) uses. */
+const runPrefix = () => `${process.pid}-${Date.now().toString(36)}-${++runs}-`;
 
 export interface LoadResult {
   connections: number;
@@ -78,7 +87,8 @@ function run(
   const inst = autocannon({
     url: o.url,
     method: o.method ?? 'POST',
-    headers: o.headers,
+    headers: o.distinctHeader ? { ...o.headers, [o.distinctHeader]: `${runPrefix()}[<id>]` } : o.headers,
+    idReplacement: !!o.distinctHeader,
     body: o.body,
     connections: o.connections,
     duration: durationSec,
@@ -122,9 +132,10 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
 }
 
 async function loadWithWrk(o: LoadOptions): Promise<LoadResult> {
-  if (o.warmupSec > 0) await runWrk({ ...o, durationSec: o.warmupSec });
+  const counter = () => (o.distinctHeader ? { name: o.distinctHeader, prefix: runPrefix() } : undefined);
+  if (o.warmupSec > 0) await runWrk({ ...o, durationSec: o.warmupSec, counterHeader: counter() });
   const startedAt = Date.now();
-  const r = await runWrk(o);
+  const r = await runWrk({ ...o, counterHeader: counter() });
   const endedAt = Date.now();
   return {
     connections: o.connections,

@@ -63,6 +63,17 @@ local headers = os.getenv("WRK_HEADERS")
 if headers then
   for k, v in string.gmatch(headers, "([^\\n:]+):([^\\n]*)") do wrk.headers[k] = v end
 end
+-- A header whose value differs on every request (prefix .. counter): distinct idempotency keys.
+local counterHeader = os.getenv("WRK_COUNTER_HEADER")
+if counterHeader and #counterHeader > 0 then
+  local prefix = os.getenv("WRK_COUNTER_PREFIX") or ""
+  local n = 0
+  function request()
+    n = n + 1
+    wrk.headers[counterHeader] = prefix .. n
+    return wrk.format()
+  end
+end
 function done(summary, latency, requests)
   local e = summary.errors
   io.stderr:write(string.format(
@@ -82,6 +93,8 @@ export function runWrk(o: {
   body?: string;
   connections: number;
   durationSec: number;
+  /** Set this header to a value unique to the request (within this wrk run). */
+  counterHeader?: { name: string; prefix: string };
 }): Promise<WrkRun> {
   scriptPath ??= (() => {
     const p = join(mkdtempSync(join(tmpdir(), 'hcm-wrk-')), 'bench.lua');
@@ -95,6 +108,8 @@ export function runWrk(o: {
     WRK_HEADERS: Object.entries(o.headers ?? {})
       .map(([k, v]) => `${k}:${v}`)
       .join('\n'),
+    WRK_COUNTER_HEADER: o.counterHeader?.name ?? '',
+    WRK_COUNTER_PREFIX: o.counterHeader?.prefix ?? '',
   };
   const args = [
     '-t1',
