@@ -150,7 +150,7 @@ describe('the first hour', () => {
     });
     expect(sent.status).toBe(200);
     const [line, id] = await listen.waitFor(
-      /^([0-9a-f-]{36}) {2}POST \/from-the-test\?x=1 {2}\d\d:\d\d:\d\d {2}\{"workerId":"Employee_ID=21001"\}$/m,
+      /^([0-9a-f-]{36}) {2}POST \/from-the-test\?x=1 {2}\d\d:\d\d:\d\d {2}\d+ B {2}\{"workerId":"Employee_ID=21001"\}$/m,
     );
     expect(line).toBeDefined();
     await listen.waitFor(
@@ -241,7 +241,7 @@ describe('the first hour', () => {
     const r = await cliAsync(['validate', file]);
     expect(r.code).toBe(1);
     expect(r.stdout).toContain(
-      `${file}:3:9: error: trigger.type must be one of "webhook", "schedule", "poll", "appEvent"; got "webhok" — did you mean "webhook"?`,
+      `${file}:3:9: error: trigger.type must be one of "webhook", "schedule", "poll", "appEvent", "call"; got "webhok" — did you mean "webhook"?`,
     );
   });
 });
