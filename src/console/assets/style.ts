@@ -93,7 +93,29 @@ dl.facts.wide { grid-template-columns: max-content minmax(0, 1fr) max-content mi
 pre { background: #10151f; color: #e5e9f0; padding: 10px 12px; border-radius: 6px; overflow: auto; max-height: 360px; margin: 6px 0; white-space: pre-wrap; overflow-wrap: anywhere; }
 details summary { cursor: pointer; color: var(--accent); font-size: 0.9rem; }
 
-table.timeline .bar-col { width: 45%; }
+table.timeline { table-layout: fixed; }
+table.timeline col.c-step { width: 22%; }
+table.timeline col.c-action { width: 20%; }
+table.timeline col.c-status { width: 10%; }
+table.timeline col.c-duration { width: 9%; }
+table.timeline col.c-bar { width: 39%; }
+/* Nested tables span the whole row (so their bars share the top table's axis); nesting is the indent of the first cell. */
+table.timeline tr.nest > td { padding: 0; }
+table.timeline.nested { border: none; border-radius: 0; border-top: 1px solid var(--line); }
+table.timeline tr.inner td { padding-top: 5px; padding-bottom: 5px; font-size: 0.93em; }
+table.timeline tr.inner td:first-child { border-left: 3px solid #c9d3e3; }
+table.timeline tr.row-error td { padding-top: 0; }
+.case { font-size: 0.85rem; background: #e8eefc; color: var(--accent); padding: 1px 6px; border-radius: 4px; white-space: nowrap; }
+.children { font-size: 0.85rem; }
+.iterations { border-top: 1px solid var(--line); list-style: none; margin: 0; padding: 0; }
+.iterations > li + li { border-top: 1px solid var(--line); }
+summary.iteration-row { display: grid; grid-template-columns: 22% 20% 10% 9% 39%; align-items: center; color: var(--fg); list-style: none; }
+summary.iteration-row::-webkit-details-marker { display: none; }
+summary.iteration-row > span { padding: 5px 10px; min-width: 0; }
+summary.iteration-row > span:first-child::before { content: '▸ '; color: var(--accent); }
+details[open] > summary.iteration-row > span:first-child::before { content: '▾ '; }
+summary.iteration-row:hover { background: #f3f6fb; }
+.not-drawn { margin: 0; padding: 6px 10px; font-size: 0.9rem; }
 .track { position: relative; height: 14px; background: #eef1f5; border-radius: 4px; margin-top: 3px; }
 .bar { height: 100%; border-radius: 4px; background: var(--accent); }
 .bar-succeeded { background: #2f9e5b; }

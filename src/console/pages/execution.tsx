@@ -1,14 +1,17 @@
 /**
- * One execution: its facts, a timeline of its steps (a bar per step, placed and sized by time, so a
- * slow step stands out), each step's results or error, trigger data, result and log; Replay.
+ * One execution: its facts (and the execution that called it), a nested timeline of its steps (a
+ * bar per step, placed and sized by time, so a slow step stands out; see ./timeline.tsx), each
+ * top-level step's results or error, what onFailure did, trigger data, result and log; Replay.
  */
-import type { ExecutionRecord, StepRecord } from '../../engine/record.js';
+import type { ExecutionRecord } from '../../engine/record.js';
 import { formatDuration, formatJson, shortId } from '../format.js';
 import { Badge, Layout, Notice, PostButton, Time } from './layout.js';
+import { axisOf, Timeline } from './timeline.js';
 
 export function ExecutionPage(props: { record: ExecutionRecord; notice?: string; error?: string; traceUrl?: string }) {
   const r = props.record;
   const finished = r.status === 'succeeded' || r.status === 'failed';
+  const axis = axisOf(r);
   return (
     <Layout
       title={`Execution ${shortId(r.id)}`}
@@ -61,6 +64,15 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
           </dd>
           <dt>Duration</dt>
           <dd>{formatDuration(r.durationMs)}</dd>
+          {r.parent && (
+            <>
+              <dt>Called by</dt>
+              <dd>
+                <a href={`/console/executions/${encodeURIComponent(r.parent.executionId)}`}>parent execution {shortId(r.parent.executionId)}</a>, step{' '}
+                <span class="mono">{r.parent.step}</span>
+              </dd>
+            </>
+          )}
           {r.traceId && (
             <>
               <dt>Trace</dt>
@@ -84,7 +96,11 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
 
         <section aria-labelledby="timeline-h">
           <h2 id="timeline-h">Steps</h2>
-          {r.steps.length === 0 ? <p class="muted">{finished ? 'No step ran.' : 'Waiting for the first step…'}</p> : <Timeline record={r} />}
+          {r.steps.length === 0 ? (
+            <p class="muted">{finished ? 'No step ran.' : 'Waiting for the first step…'}</p>
+          ) : (
+            <Timeline steps={r.steps} axis={axis} label="Step timeline" />
+          )}
         </section>
 
         {r.steps.map((s) => (
@@ -97,6 +113,8 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
                 <p class="error">{s.error.message}</p>
                 {s.error.remote !== undefined && <pre>{formatJson(s.error.remote)}</pre>}
               </>
+            ) : s.steps || s.iterations ? (
+              <p class="muted">Its steps are in the timeline above.</p>
             ) : s.results !== undefined ? (
               <pre>{formatJson(s.results)}</pre>
             ) : (
@@ -104,6 +122,27 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
             )}
           </section>
         ))}
+
+        {r.onFailure && (
+          <section aria-labelledby="onfailure-h">
+            <h2 id="onfailure-h">
+              On failure <Badge status={r.onFailure.status} />
+            </h2>
+            <p class="muted">
+              The <code>onFailure</code> steps ran once, after the execution had failed; their outcome does not change its status.
+            </p>
+            {r.onFailure.error && (
+              <p class="error" role="alert">
+                {r.onFailure.error.message}
+              </p>
+            )}
+            {r.onFailure.steps.length === 0 ? (
+              <p class="muted">No step ran.</p>
+            ) : (
+              <Timeline steps={r.onFailure.steps} axis={axis} label="onFailure timeline" showErrors />
+            )}
+          </section>
+        )}
 
         {r.result !== undefined && (
           <section aria-labelledby="result-h">
@@ -149,66 +188,4 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
       </div>
     </Layout>
   );
-}
-
-/** A table of steps whose last column is a bar placed at the step's start and as long as it ran. */
-function Timeline(props: { record: ExecutionRecord }) {
-  const { steps } = props.record;
-  const starts = [ms(props.record.startedAt), ...steps.map((s) => ms(s.startedAt))].filter(Number.isFinite);
-  const start = starts.length > 0 ? Math.min(...starts) : 0;
-  const ends = [ms(props.record.finishedAt), ...steps.map((s) => ms(s.finishedAt ?? s.startedAt))].filter(Number.isFinite);
-  const end = ends.length > 0 ? Math.max(...ends) : start;
-  const span = Math.max(end - start, 1);
-  return (
-    <table aria-label="Step timeline" class="timeline">
-      <thead>
-        <tr>
-          <th scope="col">Step</th>
-          <th scope="col">Action</th>
-          <th scope="col">Status</th>
-          <th scope="col">Duration</th>
-          <th scope="col" class="bar-col">
-            Timeline
-          </th>
-        </tr>
-      </thead>
-      <tbody>
-        {steps.map((s) => {
-          const duration = stepDuration(s);
-          const left = Number.isFinite(ms(s.startedAt)) ? ((ms(s.startedAt) - start) / span) * 100 : 0;
-          const width = Math.max(((duration ?? 0) / span) * 100, 0.5);
-          return (
-            <tr>
-              <td class="mono">{s.id}</td>
-              <td class="mono">{s.action}</td>
-              <td>
-                <Badge status={s.status} />
-              </td>
-              <td>{formatDuration(duration)}</td>
-              <td class="bar-col">
-                <div class="track" role="img" aria-label={`${s.id}: ${formatDuration(duration)}`}>
-                  <div
-                    class={`bar bar-${s.status}`}
-                    style={`margin-left:${Math.min(left, 99.5).toFixed(2)}%;width:${Math.min(width, 100 - Math.min(left, 99.5)).toFixed(2)}%`}
-                  />
-                </div>
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
-  );
-}
-
-function stepDuration(s: StepRecord): number | undefined {
-  // A skipped step did not run: it has no duration (its few microseconds of `if` are not one).
-  if (s.status === 'skipped') return undefined;
-  if (s.durationMs !== undefined) return s.durationMs;
-  if (s.finishedAt) return ms(s.finishedAt) - ms(s.startedAt);
-  return undefined;
-}
-
-function ms(iso: string | undefined): number {
-  return iso ? Date.parse(iso) : NaN;
 }
