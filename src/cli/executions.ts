@@ -2,13 +2,13 @@
 import { AdminClient, clientHelp, enc, printJson, runClient, serverFlag } from './admin-client.js';
 import { intFlag, parse, UsageError } from './args.js';
 
-export const executionsUsage = `Usage: hcm-runner executions list [--integration NAME] [--status S] [--limit N] [--json]
+export const executionsUsage = `Usage: hcm-runner executions list [--integration NAME] [--status S] [--correlation KEY] [--limit N] [--json]
        hcm-runner executions show ID
        hcm-runner executions replay ID
 
-  list     newest first; S is queued, running, succeeded or failed
+  list     newest first; S is queued, running, succeeded or failed; KEY is a correlationKey value
   show     the full execution record as JSON
-  replay   a new execution with the same trigger data; prints its id
+  replay   a new execution with the same trigger data, on the version loaded now; prints its id (and that version on stderr)
 ${clientHelp}`;
 
 interface Summary {
@@ -20,12 +20,26 @@ interface Summary {
   queuedAt?: string;
   durationMs?: number;
   error?: { message: string };
+  correlationKey?: string;
+  version?: { sha256: string; commit?: string };
+}
+
+/** A version as a person compares it: the first 12 hex digits of the sha256, and of the commit. */
+function shortVersion(v: { sha256: string; commit?: string }): string {
+  return `${v.sha256.slice(0, 12)}${v.commit ? ` @ ${v.commit.slice(0, 12)}` : ''}`;
 }
 
 export async function executionsCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parse(
     argv,
-    { ...serverFlag, integration: { type: 'string' }, status: { type: 'string' }, limit: { type: 'string' }, json: { type: 'boolean' } },
+    {
+      ...serverFlag,
+      integration: { type: 'string' },
+      status: { type: 'string' },
+      correlation: { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
     executionsUsage,
   );
   if (values.help) {
@@ -41,12 +55,14 @@ export async function executionsCommand(argv: string[]): Promise<number> {
       const q = new URLSearchParams();
       if (values.integration) q.set('integration', values.integration as string);
       if (values.status) q.set('status', values.status as string);
+      if (values.correlation) q.set('correlation', values.correlation as string);
       q.set('limit', String(intFlag(values.limit as string | undefined, 'limit', 20)));
       return runClient(async () => {
         const rows = await client.call<Summary[]>('GET', `/executions?${q}`);
         if (values.json) return printJson(rows);
         for (const r of rows) {
           const extraInfo = [
+            r.correlationKey !== undefined ? `key ${r.correlationKey}` : '',
             r.test ? 'test' : '',
             r.attempt > 1 ? `attempt ${r.attempt}` : '',
             r.durationMs !== undefined ? `${Math.round(r.durationMs)}ms` : '',
@@ -66,8 +82,10 @@ export async function executionsCommand(argv: string[]): Promise<number> {
     case 'replay':
       if (!id) throw new UsageError(`executions replay needs an execution ID\n\n${executionsUsage}`);
       return runClient(async () => {
-        const r = await client.call<{ executionId: string }>('POST', `/executions/${enc(id)}/replay`);
+        const r = await client.call<{ executionId: string; version?: { sha256: string; commit?: string } }>('POST', `/executions/${enc(id)}/replay`);
+        // The id alone on stdout (scripts capture it); the version it runs on for the person, on stderr.
         process.stdout.write(`${r.executionId}\n`);
+        if (r.version) process.stderr.write(`runs on version ${shortVersion(r.version)}\n`);
       });
     default:
       throw new UsageError(`${sub ? `unknown subcommand "${sub}"` : 'missing subcommand'}\n\n${executionsUsage}`);

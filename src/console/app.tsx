@@ -139,8 +139,8 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
   app.get('/console/', async (c) => {
     const views = ops.integrations().map((v) => ops.integration(v.name));
     // One query for every integration's last execution, however many there are.
-    const latest = await ops.latestExecutions(views.map((v) => v.name));
-    return c.html(<IntegrationsPage rows={views.map((view) => ({ view, last: latest.get(view.name) }))} />);
+    const [latest, health] = await Promise.all([ops.latestExecutions(views.map((v) => v.name)), ops.healthOf(views.map((v) => v.name))]);
+    return c.html(<IntegrationsPage rows={views.map((view) => ({ view, last: latest.get(view.name), health: health.get(view.name) }))} />);
   });
 
   const integrationPage = async (
@@ -149,7 +149,7 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
     extra: Partial<IntegrationPageProps> = {},
     status: 200 | 400 | 404 | 409 | 429 | 503 = 200,
   ) => {
-    const view = ops.integration(name);
+    const view = await ops.integrationDetail(name);
     const webhookLike = !!findTriggerType(view.trigger.type)?.webhook;
     // Captures as summaries: the page costs the same however large the captured requests were.
     const [executions, captures, payloads] = await Promise.all([
@@ -261,11 +261,12 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
   app.get('/console/executions', async (c) => {
     const integration = c.req.query('integration') || undefined;
     const status = c.req.query('status') || undefined;
+    const correlation = c.req.query('correlation')?.trim() || undefined;
     const names = ops.integrations().map((v) => v.name);
     let executions: Awaited<ReturnType<typeof ops.executions>> = [];
     let error: string | undefined;
     try {
-      executions = await ops.executions({ integration, status, limit: 100 });
+      executions = await ops.executions({ integration, status, correlation, limit: 100 });
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;
       error = err.message;
@@ -277,6 +278,7 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
         statuses={EXECUTION_STATUSES}
         integration={integration}
         status={status}
+        correlation={correlation}
         error={error}
       />,
     );

@@ -114,6 +114,7 @@ class Compiler implements TriggerCompileContext {
     const steps = this.stepList(doc.steps, '/steps', 'steps');
     // onFailure reads the top-level steps that ran before the failure (absent ones read as nothing).
     const onFailure = doc.onFailure !== undefined ? this.stepList(doc.onFailure, '/onFailure', 'onFailure', topIds(doc.steps)) : undefined;
+    const correlationKey = doc.correlationKey !== undefined ? this.correlationKey(doc.correlationKey) : undefined;
     const text = this.src.text;
     const integration: CompiledIntegration = {
       name: String(doc.name ?? ''),
@@ -133,7 +134,22 @@ class Compiler implements TriggerCompileContext {
     };
     if (onFailure) integration.onFailure = onFailure;
     if (this.calls.length) integration.calls = this.calls;
+    if (correlationKey) integration.correlationKey = correlationKey;
     return integration;
+  }
+
+  /** `correlationKey:` is evaluated before any step runs: `$steps`, `$errors` and `$state` have nothing yet. */
+  private correlationKey(raw: unknown): ValueTemplate {
+    const t = this.template(raw, '/correlationKey');
+    for (const expr of expressionsIn(t)) {
+      const m = /\$(steps|errors|state)\b/.exec(expr.source);
+      if (m)
+        this.problems.add(
+          expr.pointer,
+          `correlationKey is evaluated when the execution is created, before any step runs: $${m[1]} is empty then; use $trigger (e.g. {% $trigger.body.data.workerId %})`,
+        );
+    }
+    return t;
   }
 
   template(value: unknown, pointer: string): ValueTemplate {

@@ -54,6 +54,11 @@ export const documentOptions: Options = {
     description: 'Named connections; a step selects one with `connection: <name>`.',
   },
   trigger: { schema: { $ref: '#/$defs/trigger' } },
+  correlationKey: {
+    schema: { $ref: '#/$defs/expression' },
+    description:
+      'A business key recorded on each execution when it is created (e.g. {% $trigger.body.data.workerId %}), to find its executions by: API ?correlation=, CLI --correlation, console search. Reads $trigger and $execution; a string of at most 256 characters, else the execution is recorded without one (logged).',
+  },
   steps: {
     schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } },
     description: 'Steps run in order; each calls one action, or is a group (`steps`) or a switch.',

@@ -131,9 +131,16 @@ export interface CompiledIntegration {
   file: string;
   /** sha256 of the file's text: tells a changed definition from an unchanged one. */
   hash: string;
+  /**
+   * The git commit checked out in the integrations folder when this version was loaded (set by
+   * the runtime's registry, runtime/git-commit.ts); undefined outside a git checkout.
+   */
+  commit?: string;
   config: ValueTemplate;
   connections: Record<string, ConnectionDefinition>;
   trigger: CompiledTrigger;
+  /** `correlationKey:`, evaluated when an execution is created (engine/correlation-key.ts). */
+  correlationKey?: ValueTemplate;
   steps: CompiledStep[];
   /** Top-level `onFailure`: run once after an execution has ended failed for good. */
   onFailure?: CompiledStep[];

@@ -59,6 +59,15 @@ export interface LogEntry {
   step?: string;
 }
 
+/**
+ * Which version of the integration file ran: the sha256 of its text, and the git commit checked
+ * out in the integrations folder when it was loaded (absent outside a git checkout).
+ */
+export interface ExecutionVersion {
+  sha256: string;
+  commit?: string;
+}
+
 export interface ExecutionRecord {
   id: string;
   integration: string;
@@ -66,6 +75,10 @@ export interface ExecutionRecord {
   test: boolean;
   attempt: number;
   trigger: unknown;
+  /** The `correlationKey:` value, evaluated when the execution was created (absent when none). */
+  correlationKey?: string;
+  /** The version that ran (set when a run starts; a retry or replay records its own). */
+  version?: ExecutionVersion;
   steps: StepRecord[];
   /** The last step's results (or what core.respond/core.stop set for a sync run's body). */
   result?: unknown;
@@ -85,4 +98,13 @@ export interface ExecutionRecord {
   startedAt?: string;
   finishedAt?: string;
   durationMs?: number;
+}
+
+/**
+ * Copies what an execution was given outside the engine — its correlation key (at creation) and
+ * its version (when its run started) — onto the engine's record of the run, which starts without.
+ */
+export function carryOrigin(from: ExecutionRecord, to: ExecutionRecord): void {
+  if (from.correlationKey !== undefined && to.correlationKey === undefined) to.correlationKey = from.correlationKey;
+  if (from.version && !to.version) to.version = from.version;
 }

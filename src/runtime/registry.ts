@@ -11,6 +11,7 @@ import { checkCalls } from '../definition/calls.js';
 import { listIntegrationFiles, loadFile, markDuplicateNames, statSignature, type FileHeader, type LoadedFile } from '../definition/load.js';
 import { DEFAULT_FILE_LIMITS, type FileLimits } from '../definition/limits.js';
 import type { CompiledIntegration, Problem } from '../definition/types.js';
+import { gitCommitOf } from './git-commit.js';
 
 export interface RegistryEntry {
   /** The file as it is named in problems and in GET /api/integrations. */
@@ -76,9 +77,12 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
     const { files } = listIntegrationFiles([this.dir]);
     const signatures = new Map<string, string | undefined>();
     const loaded: LoadedFile[] = [];
+    // Once per reload, not per file or execution: the versions loaded now share the checkout's commit.
+    const commit = gitCommitOf(this.dir);
     for (const f of files) {
       const display = this.display(f);
       const l = loadFile(f, display, this.limits);
+      if (commit && l.integration) l.integration.commit = commit;
       // Taken as the file was opened, before reading: a later edit differs from it.
       signatures.set(display, l.signature ?? fileSignature(f));
       loaded.push(l);
@@ -111,6 +115,8 @@ export class IntegrationRegistry extends EventEmitter<RegistryEvents> {
       this.integrations().filter((i) => this.byName.get(i.name)?.file !== display),
       { unknown: false },
     );
+    const commit = loaded.integration && gitCommitOf(this.dir);
+    if (commit && loaded.integration) loaded.integration.commit = commit;
     return this.replace(display, loaded, loaded.signature ?? fileSignature(path));
   }
 

@@ -19,6 +19,7 @@ import { logRegistryChange } from './change-log.js';
 import { IntegrationRegistry, type RegistryEntry } from './registry.js';
 import { startRetention } from './retention.js';
 import { TriggerLifecycle } from './trigger-lifecycle.js';
+import { type TriggerHealth, TriggerHealthTracker } from './trigger-health.js';
 import { FolderWatcher, type WatcherOptions } from './watcher.js';
 import { acceptsWebhooks } from '../triggers/registry.js';
 import { systemClock, type Clock } from '../triggers/schedule/clock.js';
@@ -99,6 +100,9 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
   readonly detailProviders: Array<(name: string) => Record<string, unknown> | undefined> = [];
   /** The triggers' run-time parts: schedules, polls, appEvent subscriptions (src/runtime/trigger-lifecycle.ts). */
   readonly triggers: TriggerLifecycle;
+  /** Health of schedules and polls: last run, last success, failures in a row (src/runtime/trigger-health.ts). */
+  readonly health: TriggerHealthTracker;
+  private readonly clock: Clock;
   private watcher?: FolderWatcher;
   private loaded = false;
   private listening = new Set<string>();
@@ -113,6 +117,8 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.logger = opts.logger;
     this.env = opts.env ?? process.env;
     this.registry = new IntegrationRegistry(opts.dir, opts.fileLimits);
+    this.health = new TriggerHealthTracker(opts.store, opts.logger);
+    this.clock = opts.clock ?? systemClock;
     this.tokens = new WebhookTokens(opts.store);
     this.intake = opts.intake ?? DEFAULT_INTAKE_LIMITS;
     this.captureBounds = opts.captures ?? {};
@@ -139,7 +145,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       this.registry,
       {
         store: this.store,
-        clock: opts.clock ?? systemClock,
+        clock: this.clock,
         services: this.services,
         env: this.env,
         logger: this.logger,
@@ -152,6 +158,7 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
         },
         isListening: (name) => this.isListening(name),
         current: (name) => this.registry.get(name),
+        reportRun: (name, outcome) => this.health.noteRun(name, outcome),
       },
       { subscribeRetryMs: opts.subscribeRetryMs },
     );
@@ -176,6 +183,10 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       event({ id: job.id, integration: job.integration, status: 'running', test: stored.test, attempt: job.attempt }),
     );
     this.dispatcher.on('finished', (r) => event({ id: r.id, integration: r.integration, status: r.status, test: r.test, attempt: r.attempt }));
+    // Executions of schedules and polls succeed or fail for their trigger's health (test runs do not count).
+    this.dispatcher.on('finished', (r) => {
+      if (!r.test && this.triggers.hasHealth(r.integration)) this.health.noteExecution(r);
+    });
     // New or renamed webhook integrations get their token before the first request needs it.
     this.registry.on('change', (c) => {
       if ((c.kind === 'added' || c.kind === 'updated') && acceptsWebhooks(c.current)) void this.tokens.tokenFor(c.name).catch(() => undefined);
@@ -210,6 +221,16 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     const entries = await this.registry.loadAll();
     await Promise.all(entries.filter((e) => acceptsWebhooks(e.integration)).map((e) => this.tokens.tokenFor(e.name)));
     return entries;
+  }
+
+  /**
+   * `health` of GET /api/integrations/{name}, the gauges and the console's marks: undefined for
+   * an integration whose trigger does not run on its own clock (webhook, appEvent) or that is not loaded.
+   */
+  async triggerHealth(name: string): Promise<TriggerHealth | undefined> {
+    if (!this.triggers.hasHealth(name)) return undefined;
+    const ticks = this.triggers.ticks(name) ?? { dueBy: () => undefined };
+    return this.health.health(name, ticks, this.clock.now());
   }
 
   webhookUrls(name: string): { live: string; test: string } | undefined {
@@ -251,6 +272,8 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     // queued durably), then the dispatcher gets what is left of the same deadline.
     const deadline = Date.now() + graceMs;
     await this.triggers.stop(graceMs);
-    return this.dispatcher.stop(Math.max(0, deadline - Date.now()));
+    const stopped = await this.dispatcher.stop(Math.max(0, deadline - Date.now()));
+    await this.health.idle();
+    return stopped;
   }
 }

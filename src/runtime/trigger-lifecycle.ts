@@ -12,7 +12,7 @@
 import type { CompiledIntegration } from '../definition/types.js';
 import type { TriggerHost } from '../triggers/host.js';
 import { triggerTypes, triggerTypeOf } from '../triggers/registry.js';
-import type { RunningTrigger, TriggerSettings, TriggerType } from '../triggers/type.js';
+import type { RunningTrigger, TickSchedule, TriggerSettings, TriggerType } from '../triggers/type.js';
 import type { IntegrationRegistry } from './registry.js';
 
 export class TriggerLifecycle {
@@ -116,6 +116,21 @@ export class TriggerLifecycle {
   concurrencyFor(name: string): number | undefined {
     const i = this.registry.get(name);
     return i && triggerTypeOf(i.trigger).concurrency?.(i.trigger);
+  }
+
+  /**
+   * Whether the integration's trigger type runs on its own clock and so has trigger health
+   * (schedule, poll) — whether or not a loop runs for it now (a disabled one has none).
+   */
+  hasHealth(name: string): boolean {
+    const i = this.registry.get(name);
+    return !!i && !!this.running.get(triggerTypeOf(i.trigger))?.ticks;
+  }
+
+  /** The ticks of the integration's loop (trigger health), undefined while none runs. */
+  ticks(name: string): TickSchedule | undefined {
+    const i = this.registry.get(name);
+    return i && this.running.get(triggerTypeOf(i.trigger))?.ticks?.(name);
   }
 
   /** Extra fields of GET /api/integrations/{name} (`nextRunAt`, `lastPoll`, `subscription`). */

@@ -55,7 +55,7 @@ export function adminApi(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
 
   // Integrations -------------------------------------------------------------------------------
   api.get('/integrations', (c) => c.json(ops.integrations()));
-  api.get('/integrations/:name', (c) => c.json(ops.integration(c.req.param('name'))));
+  api.get('/integrations/:name', async (c) => c.json(await ops.integrationDetail(c.req.param('name'))));
 
   api.post('/integrations/:name/run', async (c) => {
     const name = c.req.param('name');
@@ -97,7 +97,12 @@ export function adminApi(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
   // Executions -----------------------------------------------------------------------------------
   api.get('/executions', async (c) =>
     c.json(
-      await ops.executions({ integration: c.req.query('integration'), status: c.req.query('status'), limit: limitParam(c.req.query('limit'), 50) }),
+      await ops.executions({
+        integration: c.req.query('integration'),
+        status: c.req.query('status'),
+        correlation: c.req.query('correlation'),
+        limit: limitParam(c.req.query('limit'), 50),
+      }),
     ),
   );
   api.get('/executions/:id', async (c) => c.json(await ops.execution(c.req.param('id'))));

@@ -5,6 +5,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { ExecutionRecord } from '../engine/record.js';
 import type { Runtime } from '../runtime/runtime.js';
+import type { TriggerHealth } from '../runtime/trigger-health.js';
 
 export interface Metrics {
   registry: Registry;
@@ -55,6 +56,39 @@ export function createMetrics(runtime: Runtime): Metrics {
     registers: [registry],
     collect() {
       this.set(runtime.dispatcher.runningCount);
+    },
+  });
+  // Trigger health of schedules and polls (runtime/trigger-health.ts), read at each scrape from
+  // the store, so every replica reports the same cluster-wide values.
+  const healthOfAll = async () => {
+    const names = runtime.registry
+      .integrations()
+      .map((i) => i.name)
+      .filter((n) => runtime.triggers.hasHealth(n));
+    // An unreadable store leaves the series out rather than failing the whole scrape.
+    const all = await Promise.all(names.map(async (n) => [n, await runtime.triggerHealth(n).catch(() => undefined)] as const));
+    return all.filter((e): e is readonly [string, TriggerHealth] => !!e[1]);
+  };
+  new Gauge({
+    name: 'hcm_runner_trigger_last_success_timestamp_seconds',
+    help: 'Schedules and polls: Unix time of the last successful run (absent until the first)',
+    labelNames: ['integration'] as const,
+    registers: [registry],
+    async collect() {
+      const all = await healthOfAll();
+      this.reset();
+      for (const [integration, h] of all) if (h.lastSuccessAt) this.set({ integration }, Date.parse(h.lastSuccessAt) / 1000);
+    },
+  });
+  new Gauge({
+    name: 'hcm_runner_trigger_consecutive_failures',
+    help: 'Schedules and polls: runs in a row that failed (0 after a success)',
+    labelNames: ['integration'] as const,
+    registers: [registry],
+    async collect() {
+      const all = await healthOfAll();
+      this.reset();
+      for (const [integration, h] of all) this.set({ integration }, h.consecutiveFailures);
     },
   });
   const steps = new Histogram({

@@ -8,8 +8,11 @@ import { newExecutionId } from '../common/ids.js';
 import { HttpError } from '../common/errors.js';
 import { payloadNameProblem } from '../common/payload-name.js';
 import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/state.js';
-import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
+import { correlationKeyOf, MAX_CORRELATION_KEY_LENGTH } from '../engine/correlation-key.js';
+import type { ExecutionRecord, ExecutionStatus, ExecutionVersion } from '../engine/record.js';
+import { versionOf } from '../engine/version.js';
 import type { Runtime } from '../runtime/runtime.js';
+import type { TriggerHealth } from '../runtime/trigger-health.js';
 import { MAX_LIST_LIMIT } from '../store/list-limits.js';
 import { STATUSES } from '../store/statuses.js';
 import type { Capture, CaptureQuery, CaptureSummary, ExecutionSummary, NewExecution, SavedPayload } from '../store/types.js';
@@ -51,6 +54,26 @@ export class AdminOperations {
       view.steps = entry.integration.steps.map((s) => ({ id: s.id, action: s.action.key }));
     }
     return view;
+  }
+
+  /** `integration` plus, for schedules and polls, `health` (GET /api/integrations/{name}, the console's integration page). */
+  async integrationDetail(name: string): Promise<IntegrationView> {
+    const view = this.integration(name);
+    const health = await this.runtime.triggerHealth(view.name);
+    if (health) view.health = health;
+    return view;
+  }
+
+  /** Trigger health of each schedule and poll by name (the console's integrations page). */
+  async healthOf(names: string[]): Promise<Map<string, TriggerHealth>> {
+    const out = new Map<string, TriggerHealth>();
+    await Promise.all(
+      names.map(async (name) => {
+        const h = await this.runtime.triggerHealth(name);
+        if (h) out.set(name, h);
+      }),
+    );
+    return out;
   }
 
   async run(name: string, payload: unknown, test: boolean): Promise<{ executionId: string }> {
@@ -147,11 +170,18 @@ export class AdminOperations {
   }
 
   // Executions -----------------------------------------------------------------------------------
-  async executions(filter: { integration?: string; status?: string; limit?: number }): Promise<ExecutionSummary[]> {
+  async executions(filter: { integration?: string; status?: string; correlation?: string; limit?: number }): Promise<ExecutionSummary[]> {
     const { status } = filter;
     if (status !== undefined && !EXECUTION_STATUSES.includes(status as ExecutionStatus))
       throw new HttpError(400, `status must be one of ${EXECUTION_STATUSES.join(', ')}`);
-    const query = { integration: filter.integration || undefined, status: status as ExecutionStatus | undefined, limit: filter.limit ?? 50 };
+    if (filter.correlation && filter.correlation.length > MAX_CORRELATION_KEY_LENGTH)
+      throw new HttpError(400, `correlation is at most ${MAX_CORRELATION_KEY_LENGTH} characters (no longer key is ever recorded)`);
+    const query = {
+      integration: filter.integration || undefined,
+      status: status as ExecutionStatus | undefined,
+      correlation: filter.correlation || undefined,
+      limit: filter.limit ?? 50,
+    };
     const stored = await this.runtime.store.listExecutions(query);
     // Synchronous runs in progress are in memory only until they finish (dispatcher.submit).
     const live = this.runtime.dispatcher.liveSummaries(query);
@@ -181,12 +211,16 @@ export class AdminOperations {
     return record;
   }
 
-  /** A new execution with the same trigger data (a fresh `$trigger.executionId`). */
-  async replay(id: string): Promise<{ executionId: string }> {
+  /**
+   * A new execution with the same trigger data (a fresh `$trigger.executionId`), on the version
+   * loaded now: the answer says which (`version`), as the new record will once it runs.
+   */
+  async replay(id: string): Promise<{ executionId: string; version: ExecutionVersion }> {
     const record = await this.execution(id);
-    this.runnable(record.integration);
+    const integration = this.runnable(record.integration);
     const newId = newExecutionId();
-    return this.submit({
+    const version = versionOf(integration);
+    const submitted = await this.submit({
       id: newId,
       integration: record.integration,
       trigger: withExecution(record.trigger, newId),
@@ -194,6 +228,7 @@ export class AdminOperations {
       attempt: 1,
       queuedAt: new Date().toISOString(),
     });
+    return { ...submitted, version };
   }
 
   // OAuth connections ----------------------------------------------------------------------------
@@ -243,6 +278,14 @@ export class AdminOperations {
   }
 
   private async submit(execution: NewExecution): Promise<{ executionId: string }> {
+    // Run now, saved payloads and replays get their key like a triggered execution, from the version loaded now.
+    const integration = this.runtime.registry.get(execution.integration);
+    if (integration?.correlationKey)
+      execution.correlationKey = await correlationKeyOf(integration, execution.trigger, {
+        executionId: execution.id,
+        env: this.runtime.env,
+        logger: this.runtime.logger,
+      });
     // A full backlog throws BusyError, an HttpError (429/503 + Retry-After).
     await this.runtime.dispatcher.submit([execution]);
     return { executionId: execution.id };

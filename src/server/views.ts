@@ -2,6 +2,7 @@
 import type { Runtime } from '../runtime/runtime.js';
 import type { RegistryEntry } from '../runtime/registry.js';
 import { missingEnvProblems } from '../runtime/missing-env.js';
+import type { TriggerHealth } from '../runtime/trigger-health.js';
 import { acceptsWebhooks } from '../triggers/registry.js';
 
 export interface IntegrationView {
@@ -13,6 +14,8 @@ export interface IntegrationView {
   /** The list has `{type}`; GET /api/integrations/{name} adds the trigger's settings (methods, every …). */
   trigger: { type: string; [setting: string]: unknown };
   webhookUrls?: { live: string; test: string };
+  /** Schedules and polls, GET /api/integrations/{name} only (runtime/trigger-health.ts). */
+  health?: TriggerHealth;
   [extra: string]: unknown;
 }
 

@@ -28,6 +28,10 @@ export interface ExecutionColumns {
   finishedAt: string | null;
   durationMs: number | null;
   error: string | null;
+  /** Indexed where present: GET /api/executions?correlation=. */
+  correlationKey: string | null;
+  versionSha256: string | null;
+  versionCommit: string | null;
 }
 
 export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumns {
@@ -44,11 +48,24 @@ export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumn
     finishedAt: recordIso(record.finishedAt) ?? null,
     durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
     error: record.error?.message ?? null,
+    ...originColumnsOf(record),
+  };
+}
+
+/** The correlation key (set at creation) and the version (set when a run starts), as columns. */
+function originColumnsOf(record: ExecutionRecord): Pick<ExecutionColumns, 'correlationKey' | 'versionSha256' | 'versionCommit'> {
+  return {
+    correlationKey: record.correlationKey ?? null,
+    versionSha256: record.version?.sha256 ?? null,
+    versionCommit: record.version?.commit ?? null,
   };
 }
 
 /** The columns a run changes (a save of an existing row): no trigger, no queued_at. */
-export type StateColumns = Pick<ExecutionColumns, 'id' | 'status' | 'attempt' | 'record' | 'startedAt' | 'finishedAt' | 'durationMs' | 'error'>;
+export type StateColumns = Pick<
+  ExecutionColumns,
+  'id' | 'status' | 'attempt' | 'record' | 'startedAt' | 'finishedAt' | 'durationMs' | 'error' | 'correlationKey' | 'versionSha256' | 'versionCommit'
+>;
 
 export function stateColumnsOf(record: ExecutionRecord): StateColumns {
   return {
@@ -60,6 +77,7 @@ export function stateColumnsOf(record: ExecutionRecord): StateColumns {
     finishedAt: recordIso(record.finishedAt) ?? null,
     durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
     error: record.error?.message ?? null,
+    ...originColumnsOf(record),
   };
 }
 
@@ -117,6 +135,9 @@ export function summaryFromRow(row: {
   finished_at: string | Date | null;
   duration_ms: number | string | null;
   error: string | null;
+  correlation_key?: string | null;
+  version_sha256?: string | null;
+  version_commit?: string | null;
 }): ExecutionSummary {
   const s: ExecutionSummary = {
     id: row.id,
@@ -133,5 +154,8 @@ export function summaryFromRow(row: {
   if (f) s.finishedAt = f;
   if (row.duration_ms !== null && row.duration_ms !== undefined) s.durationMs = Number(row.duration_ms);
   if (row.error !== null && row.error !== undefined) s.error = { message: row.error };
+  if (row.correlation_key != null) s.correlationKey = row.correlation_key;
+  if (row.version_sha256 != null)
+    s.version = row.version_commit != null ? { sha256: row.version_sha256, commit: row.version_commit } : { sha256: row.version_sha256 };
   return s;
 }

@@ -16,6 +16,7 @@ export function queuedRecord(e: NewExecution, now: string): ExecutionRecord {
     log: [],
     queuedAt: recordIso(e.queuedAt) ?? now,
     ...(e.idempotencyKey !== undefined ? { idempotencyKey: e.idempotencyKey } : {}),
+    ...(e.correlationKey !== undefined ? { correlationKey: e.correlationKey } : {}),
   };
 }
 

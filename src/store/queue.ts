@@ -18,6 +18,8 @@ export interface NewExecution {
   queuedAt?: string;
   /** The request's idempotency key (webhook and appEvent triggers), recorded on the execution. */
   idempotencyKey?: string;
+  /** The `correlationKey:` value (engine/correlation-key.ts), when it gave one. */
+  correlationKey?: string;
 }
 
 export interface QueuedJob {

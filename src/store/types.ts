@@ -27,6 +27,8 @@ export interface SaveOptions {
 export interface ExecutionFilter {
   integration?: string;
   status?: ExecutionStatus;
+  /** Executions whose `correlationKey` is exactly this (an indexed column). */
+  correlation?: string;
   /** Default 50, at most 500. */
   limit?: number;
   /** Only executions queued before this ISO time (paging newest-first). */
@@ -36,7 +38,7 @@ export interface ExecutionFilter {
 /** A list row: the record without the bulky parts. */
 export type ExecutionSummary = Pick<
   ExecutionRecord,
-  'id' | 'integration' | 'status' | 'test' | 'attempt' | 'queuedAt' | 'startedAt' | 'finishedAt' | 'durationMs'
+  'id' | 'integration' | 'status' | 'test' | 'attempt' | 'queuedAt' | 'startedAt' | 'finishedAt' | 'durationMs' | 'correlationKey' | 'version'
 > & { error?: { message: string } };
 
 /** How many captures `Store.addCapture` keeps and how large (the defaults are in captures.ts). */

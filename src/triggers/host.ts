@@ -27,4 +27,19 @@ export interface TriggerHost {
   isListening(name: string): boolean;
   /** The integration's running version now (a retry re-reads it). */
   current(name: string): CompiledIntegration | undefined;
+  /** Trigger health (src/runtime/trigger-health.ts): a tick or a poll ran, succeeded or failed. */
+  reportRun?(name: string, outcome: TriggerRunOutcome): void;
+}
+
+/**
+ * One run of a trigger that runs on its own clock, for its health: `started` when it started
+ * executions (they succeed or fail for it), `succeeded`/`failed` when it ended by itself (a poll
+ * that found nothing new, or that failed; a tick that could not start its execution).
+ */
+export interface TriggerRunOutcome {
+  status: 'started' | 'succeeded' | 'failed';
+  /** ISO time of the tick or poll. */
+  at: string;
+  error?: string;
+  executionId?: string;
 }

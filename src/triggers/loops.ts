@@ -4,13 +4,18 @@
  * changes or is disabled. A version whose definition did not change keeps its loop (and timers).
  */
 import type { Logger } from 'pino';
-import type { CompiledIntegration } from '../definition/types.js';
-import type { RunningTrigger } from './type.js';
+import type { CompiledIntegration, ScheduleTiming } from '../definition/types.js';
+import { nextRunAfter } from './schedule/timing.js';
+import type { RunningTrigger, TickSchedule } from './type.js';
 
 /** One integration version's timer loop. */
 export interface IntegrationLoop {
   readonly integration: CompiledIntegration;
   readonly nextRunAt: Date | undefined;
+  /** Its timing keys (every, cron, at, timezone). */
+  readonly timing: ScheduleTiming;
+  /** Clock time its loop started (set by start()). */
+  readonly startedAt?: number;
   start(): void;
   /** Stops the timer; work in progress winds down (`idle`). */
   stop(): void;
@@ -48,6 +53,25 @@ export class IntegrationLoops<L extends IntegrationLoop> implements RunningTrigg
   detail(name: string): Record<string, unknown> {
     const loop = this.loops.get(name);
     return { nextRunAt: loop?.nextRunAt?.toISOString() ?? null, ...(loop && this.moreDetail?.(loop)) };
+  }
+
+  ticks(name: string): TickSchedule | undefined {
+    const loop = this.loops.get(name);
+    if (!loop) return undefined;
+    return {
+      nextRunAt: loop.nextRunAt?.toISOString(),
+      dueBy: (after, runs) => {
+        const from = Math.max(after?.getTime() ?? Number.NEGATIVE_INFINITY, loop.startedAt ?? Number.NEGATIVE_INFINITY);
+        if (!Number.isFinite(from)) return undefined;
+        let previous = from;
+        let at: Date | undefined = new Date(from);
+        for (let i = 0; i < runs && at; i++) {
+          previous = at.getTime();
+          at = nextRunAfter(loop.timing, at);
+        }
+        return at && { at, periodMs: at.getTime() - previous };
+      },
+    };
   }
 
   names(): Iterable<string> {

@@ -104,6 +104,11 @@ export interface RunningTrigger {
   detail?(name: string): Record<string, unknown> | undefined;
   /** `$state` of an execution of this type. */
   stateFor?(name: string): Promise<Record<string, unknown> | undefined>;
+  /**
+   * For types that run on their own clock (schedule, poll), which therefore have trigger health
+   * (src/runtime/trigger-health.ts): the integration's ticks, undefined while no loop runs for it.
+   */
+  ticks?(name: string): TickSchedule | undefined;
   /** The integrations it runs something for (looked at again on a full reload, whatever the registry says). */
   names?(): Iterable<string>;
   /** The running instance of an integration (tests). */
@@ -113,6 +118,18 @@ export interface RunningTrigger {
   idle(): Promise<void>;
   /** Stops everything, waiting up to `graceMs` for work in progress. A shutdown is not a disable. */
   stop(graceMs: number): Promise<void>;
+}
+
+/** When a trigger that runs on its own clock is due to run (trigger health). */
+export interface TickSchedule {
+  /** ISO time of the next tick. */
+  nextRunAt?: string;
+  /**
+   * When the `runs`-th tick after `after` is due — counted from when the loop started instead,
+   * when that is later or `after` is undefined — and the period before that tick; undefined when
+   * the timing never fires that often again (a one-off `at`).
+   */
+  dueBy(after: Date | undefined, runs: number): { at: Date; periodMs: number } | undefined;
 }
 
 /** A recorded `$trigger` that a test case cannot express (`test --record`); the message says what to write by hand. */

@@ -113,11 +113,26 @@ const e = \`AS v(id text, status text, attempt int, record json)\`;`,
       finishedAt: null,
       durationMs: null,
       error: null,
+      correlationKey: 'k',
+      versionSha256: null,
+      versionCommit: null,
     };
     expect(Object.keys(JSON.parse(rowsJson([{ ...row, queuedGiven: true }]))[0])).toEqual([...ALL_COLUMNS, 'queued_given']);
     // The single-save statements' parameters are written out in this order (group-saves.ts
     // updateOne, upsertOne): a change here must be made there too.
-    expect(STATE_COLUMNS).toEqual(['id', 'status', 'attempt', 'record', 'started_at', 'finished_at', 'duration_ms', 'error']);
+    expect(STATE_COLUMNS).toEqual([
+      'id',
+      'status',
+      'attempt',
+      'record',
+      'started_at',
+      'finished_at',
+      'duration_ms',
+      'error',
+      'correlation_key',
+      'version_sha256',
+      'version_commit',
+    ]);
     expect(ALL_COLUMNS).toEqual([
       'id',
       'integration',
@@ -131,6 +146,9 @@ const e = \`AS v(id text, status text, attempt int, record json)\`;`,
       'finished_at',
       'duration_ms',
       'error',
+      'correlation_key',
+      'version_sha256',
+      'version_commit',
     ]);
   });
 });

@@ -106,7 +106,15 @@ describe('SqliteStore specifics', () => {
           name: string;
         }>
       ).map((r) => r.name);
-      expect(indexes.sort()).toEqual(['executions_finished', 'executions_integration_queued', 'executions_queued', 'executions_status']);
+      expect(indexes.sort()).toEqual([
+        'executions_correlation',
+        'executions_finished',
+        'executions_integration_queued',
+        'executions_queued',
+        'executions_status',
+      ]);
+      // The correlation and version columns (migration 5) sit before the bulky ones too.
+      expect(columns('executions').slice(-5)).toEqual(['correlation_key', 'version_sha256', 'version_commit', 'trigger', 'record']);
     } finally {
       await store.close();
     }

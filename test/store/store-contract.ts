@@ -213,6 +213,51 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
       await expect(store.listExecutions({ status: 'bogus' as never })).rejects.toThrow(/status/);
     });
 
+    it('keeps the correlation key and the version that ran as columns: filtered by key, shown in summaries, kept by every save', async () => {
+      const a = name('corr-a');
+      const b = name('corr-b');
+      const key = `W-${randomUUID()}`;
+      const v1 = { sha256: 'a'.repeat(64), commit: 'c'.repeat(40) };
+      const first = exec(a, { correlationKey: key, queuedAt: at(1000) });
+      const second = exec(b, { correlationKey: key, queuedAt: at(2000) });
+      const otherKey = exec(a, { correlationKey: `${key}-other`, queuedAt: at(3000) });
+      const none = exec(a, { queuedAt: at(4000) });
+      await store.enqueue([first, second, otherKey, none]);
+
+      // Exact match, across integrations, newest first; combined with the other filters.
+      expect((await store.listExecutions({ correlation: key })).map((s) => s.id)).toEqual([second.id, first.id]);
+      expect((await store.listExecutions({ correlation: key, integration: a })).map((s) => s.id)).toEqual([first.id]);
+      expect(await store.listExecutions({ correlation: key.slice(0, -1) })).toEqual([]);
+      expect((await store.listExecutions({ integration: a })).find((s) => s.id === none.id)!.correlationKey).toBeUndefined();
+      expect((await store.getExecution(first.id))!.correlationKey).toBe(key);
+
+      // A run (markRunning, then a save of the stored row, as the dispatcher does) records its version.
+      const running = (await store.markRunning(first.id, 1))!;
+      expect(running.correlationKey).toBe(key);
+      await store.saveExecution({ ...running, version: v1, status: 'succeeded', finishedAt: new Date().toISOString() }, { stored: true });
+      const [summary] = await store.listExecutions({ correlation: key, integration: a });
+      expect(summary).toMatchObject({ id: first.id, status: 'succeeded', correlationKey: key, version: v1 });
+      expect((await store.getExecution(first.id))!.version).toEqual(v1);
+
+      // Saves of several runs at once (group-committed) and a run saved without a row (a synchronous run).
+      const v2 = { sha256: 'b'.repeat(64) };
+      const runs = await Promise.all([second, otherKey].map((e) => store.markRunning(e.id, 1)));
+      const sync = { ...(await store.getExecution(none.id))!, id: randomUUID(), correlationKey: key, queuedAt: at(5000) };
+      await Promise.all([
+        ...runs.map((r) => store.saveExecution({ ...r!, version: v2, status: 'failed', finishedAt: new Date().toISOString() }, { stored: true })),
+        store.saveExecution({ ...sync, version: v2, status: 'succeeded', finishedAt: new Date().toISOString() }),
+      ]);
+      const byKey = await store.listExecutions({ correlation: key });
+      expect(byKey.map((s) => [s.id, s.status, s.version])).toEqual([
+        [sync.id, 'succeeded', v2],
+        [second.id, 'failed', v2],
+        [first.id, 'succeeded', v1],
+      ]);
+      // After a restart (the columns, not a cache).
+      await reopen();
+      expect((await store.listExecutions({ correlation: `${key}-other` })).map((s) => [s.id, s.version])).toEqual([[otherKey.id, v2]]);
+    });
+
     it('finds unfinished executions after a crash, oldest first, and resumes them', async () => {
       const integ = name('crash');
       const [a, b, c] = [exec(integ, { queuedAt: at(1) }), exec(integ, { queuedAt: at(2) }), exec(integ, { queuedAt: at(3) })];

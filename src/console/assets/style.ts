@@ -60,6 +60,8 @@ a.id { font-size: 0.8rem; white-space: nowrap; }
 .badge-ok, .badge-succeeded, .badge-authorized { background: var(--ok-bg); color: var(--ok); }
 .badge-error, .badge-failed, .badge-needsauthorization { background: var(--err-bg); color: var(--err); }
 .badge-running, .badge-queued { background: var(--run-bg); color: var(--run); }
+.badge-failing, .badge-stalled { background: var(--err-bg); color: var(--err); }
+.health, .last-error, .key { display: block; margin-top: 2px; }
 .badge-skipped { background: var(--idle-bg); color: var(--muted); }
 
 ul.problems { margin: 6px 0 0; padding-left: 18px; color: var(--err); }

@@ -3,7 +3,7 @@
  * bar per step, placed and sized by time, so a slow step stands out; see ./timeline.tsx), each
  * top-level step's results or error, what onFailure did, trigger data, result and log; Replay.
  */
-import type { ExecutionRecord } from '../../engine/record.js';
+import type { ExecutionRecord, ExecutionVersion } from '../../engine/record.js';
 import { formatDuration, formatJson, shortId } from '../format.js';
 import { Badge, Layout, Notice, PostButton, Time } from './layout.js';
 import { axisOf, Timeline } from './timeline.js';
@@ -50,6 +50,18 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
               <dd class="mono">{r.idempotencyKey}</dd>
             </>
           )}
+          {r.correlationKey !== undefined && (
+            <>
+              <dt>Correlation key</dt>
+              <dd class="wrap">
+                <a href={`/console/executions?correlation=${encodeURIComponent(r.correlationKey)}`}>{r.correlationKey}</a>
+              </dd>
+            </>
+          )}
+          <dt>Version</dt>
+          <dd class="wrap">
+            <VersionFacts version={r.version} />
+          </dd>
           <dt>Queued</dt>
           <dd>
             <Time iso={r.queuedAt} />
@@ -187,5 +199,17 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
         </section>
       </div>
     </Layout>
+  );
+}
+
+/** Which version of the file ran: its sha256 and the checkout's commit (shortened, the whole on hover). */
+function VersionFacts(props: { version?: ExecutionVersion }) {
+  const v = props.version;
+  if (!v) return <span class="muted">not recorded (it has not started)</span>;
+  return (
+    <span class="mono">
+      <span title={v.sha256}>sha256 {v.sha256.slice(0, 12)}</span>
+      {v.commit && <span title={v.commit}>{` · commit ${v.commit.slice(0, 12)}`}</span>}
+    </span>
   );
 }

@@ -1,5 +1,6 @@
 /** Executions, newest first, filterable by integration and status; kept live by the page script. */
 import type { ExecutionSummary } from '../../store/types.js';
+import { MAX_CORRELATION_KEY_LENGTH } from '../../engine/correlation-key.js';
 import { ExecutionsTable, Layout, Notice } from './layout.js';
 
 export function ExecutionsPage(props: {
@@ -8,6 +9,8 @@ export function ExecutionsPage(props: {
   statuses: readonly string[];
   integration?: string;
   status?: string;
+  /** The search box: executions whose correlation key is exactly this. */
+  correlation?: string;
   error?: string;
 }) {
   const events = `/console/events${props.integration ? `?integration=${encodeURIComponent(props.integration)}` : ''}`;
@@ -18,6 +21,15 @@ export function ExecutionsPage(props: {
       <form method="get" action="/console/executions" class="filters">
         <Filter name="integration" label="Integration" choices={props.integrations} chosen={props.integration} />
         <Filter name="status" label="Status" choices={props.statuses} chosen={props.status} />
+        <label for="filter-correlation">Correlation key</label>
+        <input
+          type="search"
+          id="filter-correlation"
+          name="correlation"
+          value={props.correlation ?? ''}
+          maxlength={MAX_CORRELATION_KEY_LENGTH}
+          placeholder="e.g. a worker ID"
+        />
         <button type="submit">Filter</button>
       </form>
       <ExecutionsTable id="executions" label="Executions" executions={props.executions} showIntegration />

@@ -6,6 +6,7 @@ import type { CaptureSummary, ExecutionSummary, SavedPayload } from '../../store
 import type { IntegrationView } from '../../server/views.js';
 import { findTriggerType } from '../../triggers/registry.js';
 import { formatBytes, formatJson, preview } from '../format.js';
+import { HealthFacts } from './health.js';
 import { Problems } from './integrations.js';
 import { Badge, ExecutionsTable, Layout, type Live, Notice, PostButton, Time } from './layout.js';
 
@@ -42,6 +43,7 @@ export function IntegrationPage(props: IntegrationPageProps) {
       </p>
       <h1>
         {name} <Badge status={view.status} />
+        {view.health && view.health.status !== 'ok' && <Badge status={view.health.status} />}
       </h1>
       {typeof view.description === 'string' && <p>{view.description}</p>}
       <Notice notice={props.notice} error={props.error} />
@@ -76,6 +78,7 @@ export function IntegrationPage(props: IntegrationPageProps) {
                 <dd>{view.nextRunAt ? <Time iso={view.nextRunAt as string} /> : <span class="muted">not scheduled</span>}</dd>
               </>
             )}
+            {view.health && <HealthFacts health={view.health} />}
             <dt>File</dt>
             <dd class="wrap mono">{view.file}</dd>
           </dl>

@@ -1,11 +1,15 @@
 /** The start page: one row per integration with its status, problems, last execution and next run. */
 import type { ExecutionSummary } from '../../store/types.js';
 import type { IntegrationView } from '../../server/views.js';
+import type { TriggerHealth } from '../../runtime/trigger-health.js';
+import { HealthMark } from './health.js';
 import { Badge, Layout, Notice, Time } from './layout.js';
 
 export interface IntegrationRow {
   view: IntegrationView;
   last?: ExecutionSummary;
+  /** Schedules and polls: their trigger health (failing / stalled marks). */
+  health?: TriggerHealth;
 }
 
 export function IntegrationsPage(props: { rows: IntegrationRow[]; notice?: string }) {
@@ -40,7 +44,7 @@ function IntegrationsTable(props: { rows: IntegrationRow[] }) {
           </tr>
         </thead>
         <tbody>
-          {props.rows.map(({ view, last }) => (
+          {props.rows.map(({ view, last, health }) => (
             <tr>
               <td>
                 <a href={`/console/integrations/${encodeURIComponent(view.name)}`}>{view.name}</a>
@@ -49,6 +53,7 @@ function IntegrationsTable(props: { rows: IntegrationRow[] }) {
               <td>{view.enabled ? 'yes' : 'no'}</td>
               <td class="wrap">
                 <Badge status={view.status} />
+                <HealthMark health={health} />
                 {view.errors && <Problems errors={view.errors} />}
               </td>
               <td>

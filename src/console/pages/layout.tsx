@@ -149,6 +149,7 @@ export function ExecutionsTable(props: { id: string; label: string; executions: 
                   <a href={`/console/executions/${encodeURIComponent(e.id)}`} class="mono id">
                     {e.id}
                   </a>
+                  {e.correlationKey !== undefined && <span class="muted key">{e.correlationKey}</span>}
                 </td>
                 {props.showIntegration && (
                   <td>

@@ -3,7 +3,7 @@
  * them (a synchronous run is not in the store before it finishes; an async one's row has no
  * progress until it finishes).
  */
-import type { ExecutionRecord } from '../../engine/record.js';
+import { carryOrigin, type ExecutionRecord } from '../../engine/record.js';
 import type { ExecutionFilter, ExecutionSummary, Store } from '../../store/types.js';
 
 export interface LiveRun {
@@ -39,6 +39,8 @@ export class LiveRuns {
     const entry = this.byId.get(id);
     if (!entry) return;
     keepIdempotencyKey(record, entry.record);
+    // The engine's record starts without the correlation key and version the run started with.
+    if (entry.record !== record) carryOrigin(entry.record, record);
     entry.record = record;
   }
 
@@ -59,7 +61,8 @@ export class LiveRuns {
       if (
         stored ||
         (filter.integration !== undefined && r.integration !== filter.integration) ||
-        (filter.status !== undefined && r.status !== filter.status)
+        (filter.status !== undefined && r.status !== filter.status) ||
+        (filter.correlation !== undefined && r.correlationKey !== filter.correlation)
       )
         continue;
       out.push({
@@ -70,6 +73,8 @@ export class LiveRuns {
         attempt: r.attempt,
         queuedAt: r.queuedAt,
         startedAt: r.startedAt,
+        ...(r.correlationKey !== undefined ? { correlationKey: r.correlationKey } : {}),
+        ...(r.version ? { version: r.version } : {}),
       });
     }
     return out;

@@ -10,8 +10,9 @@ import { StorageUnavailableError } from '../../common/errors.js';
 import type { ExecutionTracer } from '../../common/tracing.js';
 import type { RuntimeServices } from '../../connectors/types.js';
 import type { CompiledIntegration } from '../../definition/types.js';
-import type { ExecutionRecord, LogEntry } from '../../engine/record.js';
+import { carryOrigin, type ExecutionRecord, type LogEntry } from '../../engine/record.js';
 import type { CallHost } from '../../engine/call.js';
+import { versionOf } from '../../engine/version.js';
 import { runExecution } from '../../engine/run.js';
 import { callHost } from '../../triggers/call/children.js';
 import { queuedRecord, runningRecord } from '../../store/execution-states.js';
@@ -103,13 +104,15 @@ export class RunLifecycle {
         log?.warn('queued execution vanished from the store (pruned?) or already finished; skipping');
         return true;
       }
-      this.live.start(job.id, stored, !job.local);
-      this.events.emit('started', job, stored);
       // The version loaded now runs; a reload while the execution runs does not affect it.
       const integration = this.registry.get(job.integration);
+      if (integration) stored.version = versionOf(integration);
+      this.live.start(job.id, stored, !job.local);
+      this.events.emit('started', job, stored);
       record = integration
         ? await this.execute(job, integration, stored, this.waiters.get(job.id), (await this.stateFor?.(job.integration)) ?? undefined, signal, log)
         : notLoadedRecord(job, stored);
+      carryOrigin(stored, record);
       if (this.abandoned()) return false;
       keepIdempotencyKey(record, stored);
       this.showRunningUntilSaved(record);

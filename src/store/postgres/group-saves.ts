@@ -41,6 +41,9 @@ export function rowsJson(rows: Array<Partial<ExecutionColumns> & { queuedGiven?:
     if (c.finishedAt !== undefined) o += `,"finished_at":${j(c.finishedAt)}`;
     if (c.durationMs !== undefined) o += `,"duration_ms":${j(c.durationMs)}`;
     if (c.error !== undefined) o += `,"error":${j(c.error)}`;
+    if (c.correlationKey !== undefined) o += `,"correlation_key":${j(c.correlationKey)}`;
+    if (c.versionSha256 !== undefined) o += `,"version_sha256":${j(c.versionSha256)}`;
+    if (c.versionCommit !== undefined) o += `,"version_commit":${j(c.versionCommit)}`;
     if (c.queuedGiven !== undefined) o += `,"queued_given":${c.queuedGiven ? 'true' : 'false'}`;
     out.push(`${o}}`);
   }
@@ -191,7 +194,21 @@ export class GroupSaves {
     const { rowCount } = await this.host.pool.query(
       // In the order of STATE_COLUMNS (sql/execution-columns.ts), which numbers the statement's
       // parameters; written out because this runs for every save at low load.
-      prepared(this.sql.updateState, [c.id, c.status, c.attempt, c.record, c.startedAt, c.finishedAt, c.durationMs, c.error, owner, seconds]),
+      prepared(this.sql.updateState, [
+        c.id,
+        c.status,
+        c.attempt,
+        c.record,
+        c.startedAt,
+        c.finishedAt,
+        c.durationMs,
+        c.error,
+        c.correlationKey,
+        c.versionSha256,
+        c.versionCommit,
+        owner,
+        seconds,
+      ]),
     );
     this.host.committed();
     return (rowCount ?? 0) > 0;
@@ -216,6 +233,9 @@ export class GroupSaves {
         c.finishedAt,
         c.durationMs,
         c.error,
+        c.correlationKey,
+        c.versionSha256,
+        c.versionCommit,
         !!p.record.queuedAt,
         owner,
         seconds,

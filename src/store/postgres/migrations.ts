@@ -138,6 +138,12 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   );
   CREATE INDEX idempotency_keys_expires ON ${s}.idempotency_keys (expires_at);
   `,
+  // 8: the correlation key (indexed only where there is one: rows without pay nothing at intake)
+  // and the file version that ran, as columns for filters and lists
+  (s) => `
+  ALTER TABLE ${s}.executions ADD COLUMN correlation_key TEXT, ADD COLUMN version_sha256 TEXT, ADD COLUMN version_commit TEXT;
+  CREATE INDEX executions_correlation ON ${s}.executions (correlation_key, queued_at) WHERE correlation_key IS NOT NULL;
+  `,
 ];
 
 export function quoteIdent(name: string): string {

@@ -22,6 +22,9 @@ const COLUMNS = {
   finished_at: ['finishedAt', 'timestamptz'],
   duration_ms: ['durationMs', 'bigint'],
   error: ['error', 'text'],
+  correlation_key: ['correlationKey', 'text'],
+  version_sha256: ['versionSha256', 'text'],
+  version_commit: ['versionCommit', 'text'],
 } as const satisfies Record<string, readonly [keyof ExecutionColumns, string]>;
 
 export type ExecutionColumn = keyof typeof COLUMNS;

@@ -32,9 +32,16 @@ export const latestExecutions = (count: number) =>
      SELECT (SELECT x.id FROM executions x WHERE x.integration = n.column1 ORDER BY x.queued_at DESC, x.id DESC LIMIT 1)
      FROM (VALUES ${Array.from({ length: count }, () => '(?)').join(', ')}) AS n)`;
 
-export function listExecutions(f: { integration?: string; status?: string; before?: string; limit: number }): { sql: string; params: unknown[] } {
+export function listExecutions(f: { integration?: string; status?: string; correlation?: string; before?: string; limit: number }): {
+  sql: string;
+  params: unknown[];
+} {
   const where: string[] = [];
   const params: unknown[] = [];
+  if (f.correlation !== undefined) {
+    where.push('correlation_key = ?');
+    params.push(f.correlation);
+  }
   if (f.integration !== undefined) {
     where.push('integration = ?');
     params.push(f.integration);

@@ -135,6 +135,7 @@ export abstract class SqlStore implements Store {
     const q = plan.listExecutions({
       integration: filter.integration,
       status: filter.status,
+      correlation: filter.correlation,
       before: filter.before === undefined ? undefined : iso(filter.before),
       limit: clampLimit(filter.limit),
     });

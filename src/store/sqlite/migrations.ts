@@ -162,6 +162,37 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX idempotency_keys_expires ON idempotency_keys (expires_at);
   `,
+  // 6: the correlation key (indexed only where there is one: rows without pay nothing at intake)
+  // and the file version that ran, as columns for filters and lists. Rebuilt so they sit before the
+  // bulky trigger and record (see 4: summaries read them).
+  `
+  CREATE TABLE executions_with_origin (
+    id              TEXT PRIMARY KEY,
+    integration     TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    test            INTEGER NOT NULL DEFAULT 0,
+    attempt         INTEGER NOT NULL DEFAULT 1,
+    queued_at       TEXT NOT NULL,
+    started_at      TEXT,
+    finished_at     TEXT,
+    duration_ms     INTEGER,
+    error           TEXT,
+    correlation_key TEXT,
+    version_sha256  TEXT,
+    version_commit  TEXT,
+    trigger         TEXT NOT NULL,
+    record          TEXT NOT NULL
+  );
+  INSERT INTO executions_with_origin (id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error, trigger, record)
+    SELECT id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error, trigger, record FROM executions;
+  DROP TABLE executions;
+  ALTER TABLE executions_with_origin RENAME TO executions;
+  CREATE INDEX executions_integration_queued ON executions (integration, queued_at);
+  CREATE INDEX executions_queued ON executions (queued_at);
+  CREATE INDEX executions_status ON executions (status);
+  CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
+  CREATE INDEX executions_correlation ON executions (correlation_key, queued_at) WHERE correlation_key IS NOT NULL;
+  `,
 ];
 
 export function migrate(db: Database.Database): number {

@@ -213,6 +213,9 @@ export class SqliteStore extends SqlStore {
         trigger: c.trigger,
         record: c.record,
         queuedAt: c.queuedAt,
+        correlationKey: c.correlationKey,
+        versionSha256: c.versionSha256,
+        versionCommit: c.versionCommit,
       });
     }
   }

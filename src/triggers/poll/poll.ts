@@ -18,8 +18,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { newExecutionId } from '../../common/ids.js';
-import type { CompiledIntegration, CompiledTrigger } from '../../definition/types.js';
+import type { CompiledIntegration, CompiledTrigger, ScheduleTiming } from '../../definition/types.js';
 import { bareScope } from '../../engine/connections.js';
+import { correlationKeyOf } from '../../engine/correlation-key.js';
 import { evaluateTemplate, type Scope } from '../../engine/evaluate.js';
 import { runExecution } from '../../engine/run.js';
 import type { NewExecution } from '../../store/types.js';
@@ -72,7 +73,15 @@ export class PollTrigger {
     return this.ticker.nextRunAt;
   }
 
+  get timing(): ScheduleTiming {
+    return this.trigger;
+  }
+
+  /** Clock time the loop started (trigger health counts missed ticks from it at the earliest). */
+  startedAt?: number;
+
   start(): void {
+    this.startedAt = this.host.clock.now();
     this.ticker.start();
   }
 
@@ -114,10 +123,21 @@ export class PollTrigger {
     })();
     this.running = run;
     try {
-      return await run;
+      return this.report(await run);
     } finally {
       this.running = undefined;
     }
+  }
+
+  /** Trigger health: a poll with new items succeeds or fails with its executions; any other poll by itself. */
+  private report(outcome: PollOutcome): PollOutcome {
+    const at = outcome.polledAt;
+    if (outcome.status === 'failed') {
+      if (!this.stopped) this.host.reportRun?.(this.name, { status: 'failed', at, error: outcome.error });
+    } else if (outcome.status !== 'skipped') {
+      this.host.reportRun?.(this.name, { status: outcome.newItems ? 'started' : 'succeeded', at });
+    }
+    return outcome;
   }
 
   private failed(polledAt: string, err: unknown): PollOutcome {
@@ -190,6 +210,9 @@ export class PollTrigger {
       if (fresh.length > 0) {
         if (trigger.mode === 'each') for (const f of fresh) executions.push({ ...base, id: newExecutionId(), trigger: { item: f.item, polledAt } });
         else executions.push({ ...base, id: newExecutionId(), trigger: { items: fresh.map((f) => f.item), polledAt } });
+        if (integration.correlationKey)
+          for (const e of executions)
+            e.correlationKey = await correlationKeyOf(integration, e.trigger, { executionId: e.id, env: host.env, logger: host.logger });
         host.checkCapacity(executions.length);
       }
       if (signal.aborted) throw signal.reason;

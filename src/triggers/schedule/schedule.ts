@@ -12,7 +12,8 @@
  *   default) replays nothing. The last fired tick is trigger state `schedule` = `{lastTick}`.
  */
 import { newExecutionId } from '../../common/ids.js';
-import type { CompiledIntegration, CompiledTrigger } from '../../definition/types.js';
+import type { CompiledIntegration, CompiledTrigger, ScheduleTiming } from '../../definition/types.js';
+import { correlationKeyOf } from '../../engine/correlation-key.js';
 import type { TriggerHost } from '../host.js';
 import { Ticker } from './ticker.js';
 import { latestRunAtOrBefore } from './timing.js';
@@ -55,7 +56,15 @@ export class ScheduleTrigger {
     return this.ticker.nextRunAt;
   }
 
+  get timing(): ScheduleTiming {
+    return this.trigger;
+  }
+
+  /** Clock time the loop started (trigger health counts missed ticks from it at the earliest). */
+  startedAt?: number;
+
   start(): void {
+    this.startedAt = this.host.clock.now();
     this.ticker.start();
     this.track(this.catchUp());
   }
@@ -111,10 +120,13 @@ export class ScheduleTrigger {
       }
       const trigger: ScheduleTriggerData = { scheduledAt: tick, firedAt: firedAt.toISOString() };
       const id = newExecutionId();
-      await this.host.submit([{ id, integration: name, trigger, test: false, attempt: 1, queuedAt: trigger.firedAt }]);
+      const correlationKey = await correlationKeyOf(this.integration, trigger, { executionId: id, env: this.host.env, logger: log });
+      await this.host.submit([{ id, integration: name, trigger, test: false, attempt: 1, queuedAt: trigger.firedAt, correlationKey }]);
       log?.debug({ integration: name, executionId: id, scheduledAt: tick }, 'schedule: fired');
+      this.host.reportRun?.(name, { status: 'started', at: trigger.firedAt, executionId: id });
     } catch (err) {
       const busy = (err as Error)?.name === 'BusyError';
+      if (!this.stopped) this.host.reportRun?.(name, { status: 'failed', at: firedAt.toISOString(), error: (err as Error).message });
       log?.[busy ? 'warn' : 'error'](
         { integration: name, scheduledAt: tick, err: (err as Error).message },
         busy ? 'schedule: tick dropped, the runner is busy' : 'schedule: tick failed',

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { newExecutionId } from '../../common/ids.js';
 import { errorResponse, HttpError, httpErrorOf, StorageUnavailableError } from '../../common/errors.js';
 import type { HttpResponseSpec } from '../../connectors/types.js';
+import { correlationKeyOf } from '../../engine/correlation-key.js';
 import type { CompiledIntegration, ValueTemplate, WebhookOptions } from '../../definition/types.js';
 import type { ExecutionRecord } from '../../engine/record.js';
 import { idempotencyKeyOf, REPLAY_HEADER } from './idempotency.js';
@@ -66,6 +67,7 @@ export interface IntakeExecution {
   queuedAt: string;
   /** The request's idempotency key, when the trigger declares one and it evaluated to one. */
   idempotencyKey?: string;
+  correlationKey?: string;
 }
 
 /** What a synchronous caller waits for: an early response (core.respond) or the finished run. */
@@ -223,6 +225,9 @@ async function intake(
   const key = options.idempotency ? await idempotencyKeyOf(options.idempotency.key, integration, execution, host) : undefined;
   if (key !== undefined) execution.idempotencyKey = key;
   const claim = key !== undefined ? { key, windowMs: options.idempotency!.windowMs } : undefined;
+  // Only files with a correlationKey pay for it; a bad key is logged, never a refused request.
+  if (integration.correlationKey)
+    execution.correlationKey = await correlationKeyOf(integration, trigger, { executionId, env: host.env, logger: host.logger });
   const response = options.response;
   const answer =
     response.mode === 'sync'
