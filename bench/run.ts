@@ -816,7 +816,9 @@ async function tracingScenario(): Promise<TracingResult> {
       const order: Array<'off' | 'on'> = round % 2 ? ['on', 'off'] : ['off', 'on'];
       const cpuOf: Partial<Record<'off' | 'on', number>> = {};
       for (const v of order) {
-        const r = await runner(`tracing-${v}`, { dir, limits, env: { ...hcmEnv(sandbox), ...env[v] } }, env[v]);
+        // The sandbox rotates refresh tokens: the previous runner's refresh spent the one it started with.
+        const hcm = { ...hcmEnv(sandbox), HCM_REFRESH_TOKEN: await sandbox.call<string>('issueRefreshToken') };
+        const r = await runner(`tracing-${v}`, { dir, limits, env: { ...hcm, ...env[v] } }, env[v]);
         const e0 = receiver.counts();
         let loadRes: LoadResult;
         let n: number;
@@ -1206,7 +1208,7 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     out.push('## 9. Tracing');
     out.push('');
     out.push(
-      `The end-to-end closed loop of section 2 (sync mode, ${t.off.load.connections} connections, \`core.transform\` then \`hcm.getStaffingWorkerById\` against the HCM sandbox in its own process; runner limits \`concurrency ${t.limits.concurrency}\`, \`integration-concurrency ${t.limits.perIntegration}\`, ${t.store}), each variant in a fresh runner: tracing off (\`OTEL_SDK_DISABLED=true\`: the SDK is not loaded), then tracing on — \`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\` pointing at a minimal OTLP/HTTP receiver in the bench's process (a loopback \`node:http\` server that answers 200 to \`POST /v1/traces\` and only counts), protobuf, the SDK's default batching (docs/operations.md, Tracing). ${t.rounds > 1 ? `${t.rounds} rounds, alternating which variant goes first; the rows are each variant's median round by executions/s, the CPU figures medians over the rounds.` : 'One round (`--rounds N` alternates which variant goes first and keeps medians).'}`,
+      `The end-to-end closed loop of section 2 (sync mode, ${t.off.load.connections} connections, \`core.transform\` then \`hcm.getStaffingWorkerById\` against the HCM sandbox in its own process; runner limits \`concurrency ${t.limits.concurrency}\`, \`integration-concurrency ${t.limits.perIntegration}\`, ${t.store}), each variant in a fresh runner: tracing off (\`OTEL_SDK_DISABLED=true\`: the SDK is not loaded) and tracing on — \`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\` pointing at a minimal OTLP/HTTP receiver in the bench's process (a loopback \`node:http\` server that answers 200 to \`POST /v1/traces\` and only counts), protobuf, the SDK's default batching (docs/operations.md, Tracing). ${t.rounds > 1 ? `${t.rounds} rounds, alternating which variant goes first; the rows are each variant's median round by executions/s, the CPU figures medians over the rounds.` : 'One round (`--rounds N` alternates which variant goes first and keeps medians).'}`,
     );
     out.push('');
     out.push(
