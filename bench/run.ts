@@ -11,10 +11,14 @@
  * HCM GET against the sandbox — at `concurrency: 1` and `concurrency: 10`: executions/s, items/s,
  * runner CPU per item), idempotent-intake (async intake with an `idempotencyKey` read from a header
  * the load generator makes distinct per request, against the same integration without a key, both
- * with workers paused: what the key claim costs; SQLite, then PostgreSQL unless --no-pg).
+ * with workers paused: what the key claim costs; SQLite, then PostgreSQL unless --no-pg), tracing
+ * (the e2e closed loop, SQLite, in a fresh runner with tracing off and one with tracing on — spans
+ * exported over OTLP/HTTP to a minimal receiver in this process: executions/s, runner CPU per
+ * execution, the difference, and the export requests/bytes received).
  *
  * Flags: --duration S, --warmup S, --connections N, --rounds N (intake/sync: alternate bare and
- * runner N times, keep the median), --database-url URL (PostgreSQL scenarios; default: the URL
+ * runner N times, keep the median; idempotent-intake, tracing: alternate which variant goes first),
+ * --database-url URL (PostgreSQL scenarios; default: the URL
  * printed by scripts/ensure-postgres.sh for database hcm_bench), --no-pg, --json FILE.
  *
  * Every server under test runs in its own process (bench/targets/*); the load generator is
@@ -22,6 +26,8 @@
  * process: on a 2-core machine one core each.
  */
 import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, freemem, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -59,7 +65,7 @@ const { values: flags } = parseArgs({
   },
 });
 
-const ALL = ['intake', 'e2e', 'sync', 'reload', 'load1000', 'schedule', 'pg', 'foreach', 'idempotent-intake'] as const;
+const ALL = ['intake', 'e2e', 'sync', 'reload', 'load1000', 'schedule', 'pg', 'foreach', 'idempotent-intake', 'tracing'] as const;
 type Scenario = (typeof ALL)[number];
 const only = new Set<Scenario>((flags.only ? flags.only.split(',') : ALL).map((s) => s.trim() as Scenario));
 for (const s of only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(', ')}`);
@@ -117,9 +123,10 @@ const f2 = (n: number) => (Number.isFinite(n) ? n.toFixed(2) : '–');
 const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US').replace(/,/g, ' ') : '–');
 const mb = (bytes: number) => `${(bytes / 1048576).toFixed(0)} MB`;
 
-function runner(name: string, cfg: Partial<RunnerConfig> & { dir: string }): Promise<Child<RunnerReady>> {
+/** `processEnv`: variables of the runner's process itself (besides `cfg.env`, what startServer reads). */
+function runner(name: string, cfg: Partial<RunnerConfig> & { dir: string }, processEnv?: Record<string, string>): Promise<Child<RunnerReady>> {
   const dataDir = cfg.databaseUrl ? undefined : (cfg.dataDir ?? mkdtempSync(join(tmp, `data-${name}-`)));
-  return startChild<RunnerReady>('runner', { logLevel: 'info', ...cfg, dataDir }, { nodeArgs: ['--expose-gc', ...profileArgs] });
+  return startChild<RunnerReady>('runner', { logLevel: 'info', ...cfg, dataDir }, { nodeArgs: ['--expose-gc', ...profileArgs], env: processEnv });
 }
 interface RunnerReady {
   url: string;
@@ -245,6 +252,16 @@ const hcmEnv = (sandbox: Sandbox): Record<string, string> => ({
   HCM_REFRESH_TOKEN: sandbox.ready.refreshToken,
 });
 
+/** The runner limits of the e2e closed loop: the defaults (16/4) would cap one integration at 4 runs at once. */
+const e2eLimits = () => ({ concurrency: CONNECTIONS, perIntegration: CONNECTIONS, backlog: 1e6 });
+
+/** One sync call before the load: the OAuth refresh happens once, then the access token is cached. */
+async function e2eFirstCall(label: string, url: string): Promise<void> {
+  const first = await fetch(url, { method: 'POST', headers: JSON_HEADERS, body: BODY });
+  const firstBody = await first.text();
+  if (first.status !== 200) throw new Error(`${label}: the first sync call answered ${first.status}: ${firstBody}`);
+}
+
 /** webhook → core.transform → HCM GET against the sandbox (its own process). */
 async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
   const dir = writeIntegrations(join(tmp, `e2e-${opts.databaseUrl ? 'pg' : 'sqlite'}`), {
@@ -252,14 +269,11 @@ async function e2e(opts: { databaseUrl?: string } = {}): Promise<E2EResult> {
     'async.yaml': e2eYaml('bench-e2e-async', 'async'),
   });
   const sandbox = await startSandbox();
-  const limits = { concurrency: CONNECTIONS, perIntegration: CONNECTIONS, backlog: 1e6 };
+  const limits = e2eLimits();
   const r = await runner('e2e', { dir, databaseUrl: opts.databaseUrl, limits, env: hcmEnv(sandbox) });
   try {
     const syncUrl = r.ready.webhooks['bench-e2e-sync']!.live;
-    // One call first: the OAuth refresh happens once, then the access token is cached.
-    const first = await fetch(syncUrl, { method: 'POST', headers: JSON_HEADERS, body: BODY });
-    const firstBody = await first.text();
-    if (first.status !== 200) throw new Error(`e2e: the first sync call answered ${first.status}: ${firstBody}`);
+    await e2eFirstCall('e2e', syncUrl);
     log(`e2e (${r.ready.storeKind}): closed loop, sync mode, ${CONNECTIONS} connections`);
     const q0 = await r.call<number>('pgQueries');
     const c0 = (await r.call<Record<string, number>>('stats')).commits;
@@ -707,6 +721,153 @@ async function idempotentIntake(): Promise<IdempotentResult> {
   return result;
 }
 
+interface OtlpReceiver {
+  url: string;
+  /** Export requests (POST /v1/traces) and their body bytes received so far. */
+  counts(): { requests: number; bytes: number };
+  close(): Promise<void>;
+}
+
+/**
+ * The smallest OTLP/HTTP traces endpoint: a loopback node:http server that answers 200 to
+ * POST /v1/traces (an empty ExportTraceServiceResponse: an empty body in protobuf, `{}` in JSON)
+ * and counts requests and bytes without keeping them; anything else is a 404.
+ */
+async function startOtlpReceiver(): Promise<OtlpReceiver> {
+  let requests = 0;
+  let bytes = 0;
+  const server = createServer((req, res) => {
+    if (req.method !== 'POST' || req.url?.split('?')[0] !== '/v1/traces') {
+      req.resume();
+      res.writeHead(404).end();
+      return;
+    }
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+    });
+    req.on('end', () => {
+      // Counted before the answer: once the exporter has its 200, the counts include its batch.
+      requests++;
+      bytes += size;
+      const json = (req.headers['content-type'] ?? '').includes('json');
+      res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : '');
+    });
+    req.on('error', () => res.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/v1/traces`,
+    counts: () => ({ requests, bytes }),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+interface TracingRun {
+  tracing: 'off' | 'on';
+  load: LoadResult;
+  /** Executions recorded in the closed loop (warm-up + measurement; the first call excluded). */
+  executions: number;
+  /** Runner CPU time per execution over warm-up + measurement, µs. */
+  cpuPerExecutionUs: number;
+  /** Export requests/bytes the receiver got while the load ran, and in all (the flush at shutdown included). */
+  exportDuringLoad: { requests: number; bytes: number };
+  exportTotal: { requests: number; bytes: number };
+}
+
+interface TracingResult {
+  store: string;
+  limits: { concurrency: number; perIntegration: number };
+  rounds: number;
+  /** Per variant, the round with the median executions/s. */
+  off: TracingRun;
+  on: TracingRun;
+  /** Medians over the rounds of each variant's runner CPU per execution, µs. */
+  offCpuUs: number;
+  onCpuUs: number;
+  /** Median over the rounds of (on − off) runner CPU per execution within a round, µs. */
+  costPerExecutionUs: number;
+  runs: TracingRun[];
+}
+
+/**
+ * The e2e closed loop (sync mode, SQLite) in a fresh runner with tracing off, then one with tracing
+ * on (OTLP/HTTP, protobuf, the SDK's default batching) exporting to a receiver in this process;
+ * which goes first alternates per round. Off sets OTEL_SDK_DISABLED=true so OTEL_* variables of the
+ * shell running the bench cannot turn it on; on sets the endpoint (and names otlp, in case the shell
+ * says OTEL_TRACES_EXPORTER=none).
+ */
+async function tracingScenario(): Promise<TracingResult> {
+  const integration = 'bench-tracing-sync';
+  const dir = writeIntegrations(join(tmp, 'tracing'), { 'sync.yaml': e2eYaml(integration, 'sync') });
+  const receiver = await startOtlpReceiver();
+  const sandbox = await startSandbox();
+  const limits = e2eLimits();
+  const env: Record<'off' | 'on', Record<string, string>> = {
+    off: { OTEL_SDK_DISABLED: 'true' },
+    on: { OTEL_SDK_DISABLED: 'false', OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: receiver.url },
+  };
+  const runs: TracingRun[] = [];
+  const diffs: number[] = [];
+  let store = '';
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const order: Array<'off' | 'on'> = round % 2 ? ['on', 'off'] : ['off', 'on'];
+      const cpuOf: Partial<Record<'off' | 'on', number>> = {};
+      for (const v of order) {
+        // The sandbox rotates refresh tokens: the previous runner's refresh spent the one it started with.
+        const hcm = { ...hcmEnv(sandbox), HCM_REFRESH_TOKEN: await sandbox.call<string>('issueRefreshToken') };
+        const r = await runner(`tracing-${v}`, { dir, limits, env: { ...hcm, ...env[v] } }, env[v]);
+        const e0 = receiver.counts();
+        let loadRes: LoadResult;
+        let n: number;
+        let cpu: number;
+        let during: { requests: number; bytes: number };
+        try {
+          store = r.ready.storeKind;
+          const url = r.ready.webhooks[integration]!.live;
+          await e2eFirstCall(`tracing (${v})`, url);
+          log(`tracing ${v} (${store}): closed loop, sync mode, ${CONNECTIONS} connections (round ${round + 1})`);
+          const d0 = receiver.counts();
+          const cpu0 = await r.call<number>('cpu');
+          loadRes = await load(loadOpts(url));
+          const cpu1 = await r.call<number>('cpu');
+          const d1 = receiver.counts();
+          during = { requests: d1.requests - d0.requests, bytes: d1.bytes - d0.bytes };
+          n = (await r.call<Timings>('timings', { integration })).rows.length - 1;
+          cpu = (cpu1 - cpu0) / n;
+        } finally {
+          // Stopping flushes the spans still batched (the exporter is shut down with the server).
+          await r.stop();
+        }
+        const e1 = receiver.counts();
+        const total = { requests: e1.requests - e0.requests, bytes: e1.bytes - e0.bytes };
+        if (v === 'on' && total.requests === 0) throw new Error('tracing: tracing on, but the receiver got no export request');
+        if (v === 'off' && total.requests !== 0) throw new Error(`tracing: tracing off, but the receiver got ${total.requests} export requests`);
+        runs.push({ tracing: v, load: loadRes, executions: n, cpuPerExecutionUs: cpu, exportDuringLoad: during, exportTotal: total });
+        cpuOf[v] = cpu;
+      }
+      diffs.push(cpuOf.on! - cpuOf.off!);
+    }
+  } finally {
+    await sandbox.stop();
+    await receiver.close();
+  }
+  const of = (v: 'off' | 'on') => runs.filter((x) => x.tracing === v);
+  return {
+    store,
+    limits,
+    rounds: ROUNDS,
+    off: median(of('off'), (x) => x.load.rps),
+    on: median(of('on'), (x) => x.load.rps),
+    offCpuUs: median(of('off'), (x) => x.cpuPerExecutionUs).cpuPerExecutionUs,
+    onCpuUs: median(of('on'), (x) => x.cpuPerExecutionUs).cpuPerExecutionUs,
+    costPerExecutionUs: median(diffs, (x) => x),
+    runs,
+  };
+}
+
 interface PgResult {
   status: 'measured' | 'skipped';
   reason?: string;
@@ -773,6 +934,7 @@ interface Results {
   pg?: PgResult;
   foreach?: ForEachResult;
   idempotentIntake?: IdempotentResult;
+  tracing?: TracingResult;
 }
 
 function git(args: string[]): string {
@@ -1040,6 +1202,42 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
       out.push('');
     } else if (id.pg) section('PostgreSQL (local, same machine)', id.pg);
   }
+  if (res.tracing) {
+    const t = res.tracing;
+    const kb = (bytes: number) => `${f1(bytes / 1024)} KB`;
+    out.push('## 9. Tracing');
+    out.push('');
+    out.push(
+      `The end-to-end closed loop of section 2 (sync mode, ${t.off.load.connections} connections, \`core.transform\` then \`hcm.getStaffingWorkerById\` against the HCM sandbox in its own process; runner limits \`concurrency ${t.limits.concurrency}\`, \`integration-concurrency ${t.limits.perIntegration}\`, ${t.store}), each variant in a fresh runner: tracing off (\`OTEL_SDK_DISABLED=true\`: the SDK is not loaded) and tracing on — \`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT\` pointing at a minimal OTLP/HTTP receiver in the bench's process (a loopback \`node:http\` server that answers 200 to \`POST /v1/traces\` and only counts), protobuf, the SDK's default batching (docs/operations.md, Tracing). ${t.rounds > 1 ? `${t.rounds} rounds, alternating which variant goes first; the rows are each variant's median round by executions/s, the CPU figures medians over the rounds.` : 'One round (`--rounds N` alternates which variant goes first and keeps medians).'}`,
+    );
+    out.push('');
+    out.push(
+      '| tracing | executions/s | p50 ms | p99 ms | max ms | 2xx / all | runner CPU per execution | export requests (during the load / in all) | bytes exported (during / in all) |',
+    );
+    out.push('|---|---|---|---|---|---|---|---|---|');
+    for (const [label, x, cpuUs] of [
+      ['off', t.off, t.offCpuUs],
+      ['on, OTLP/HTTP', t.on, t.onCpuUs],
+    ] as const)
+      out.push(
+        row([
+          label,
+          int(x.load.rps),
+          f2(x.load.p50),
+          f2(x.load.p99),
+          f2(x.load.max),
+          `${int(x.load.ok)} / ${int(x.load.requests)}${x.load.errors ? `, ${x.load.errors} errors` : ''}`,
+          `**${int(cpuUs)} µs**`,
+          `${int(x.exportDuringLoad.requests)} / ${int(x.exportTotal.requests)}`,
+          `${kb(x.exportDuringLoad.bytes)} / ${kb(x.exportTotal.bytes)}`,
+        ]),
+      );
+    out.push('');
+    out.push(
+      `**Tracing costs ${int(t.costPerExecutionUs)} µs of runner CPU per execution** (on − off${t.rounds > 1 ? ', the median of the per-round differences' : ''}; ${pct(t.costPerExecutionUs / t.offCpuUs)} of the execution's cost with tracing off); executions/s with tracing on: ${pct(t.on.load.rps / t.off.load.rps)} of off. ${int(t.on.executions)} executions with tracing on sent ${int(t.on.exportTotal.requests)} export requests, ${kb(t.on.exportTotal.bytes)} (${int(t.on.exportTotal.bytes / t.on.executions)} bytes per execution). CPU is user + system over warm-up and measurement, divided by the executions recorded; the batches exported while the load ran are in it, the last flush (when the runner stops) is not.`,
+    );
+    out.push('');
+  }
   out.push('## Targets');
   out.push('');
   out.push('| Target | Measured | Met |\n|---|---|---|');
@@ -1053,7 +1251,7 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
   out.push('## Reproduce');
   out.push('');
   out.push(
-    '```sh\nnpm run bench                 # everything, ~5 minutes; writes this file\nnpm run bench -- --quick      # 2 s per scenario\nnpm run bench -- --only intake,sync --out -   # a subset, printed\nnpm run bench -- --only foreach,idempotent-intake --no-pg --out -\n```',
+    '```sh\nnpm run bench                 # everything, ~5 minutes; writes this file\nnpm run bench -- --quick      # 2 s per scenario\nnpm run bench -- --only intake,sync --out -   # a subset, printed\nnpm run bench -- --only foreach,idempotent-intake --no-pg --out -\nnpm run bench -- --only tracing --rounds 3 --out -   # tracing off vs on\n```',
   );
   out.push('');
   return out.join('\n');
@@ -1111,6 +1309,7 @@ try {
   if (only.has('schedule')) results.schedule = await schedule();
   if (only.has('foreach')) results.foreach = await forEachScenario();
   if (only.has('idempotent-intake')) results.idempotentIntake = await idempotentIntake();
+  if (only.has('tracing')) results.tracing = await tracingScenario();
   if (only.has('pg')) results.pg = await postgres();
 } finally {
   rmSync(tmp, { recursive: true, force: true });

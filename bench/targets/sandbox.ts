@@ -11,6 +11,8 @@ serveParent(
   { url: sb.url, apiUrl: sb.apiUrl, tokenUrl: sb.tokenUrl, authorizeUrl: sb.authorizeUrl, refreshToken: sb.issueRefreshToken() },
   {
     requests: () => sb.requests.length,
+    /** A new refresh token: the sandbox rotates them, so each runner started against it needs its own. */
+    issueRefreshToken: () => sb.issueRefreshToken(),
     /** CPU time used by this process so far, µs (user + system). */
     cpu: () => {
       const u = process.cpuUsage();
