@@ -14,3 +14,22 @@ export function forwarding(handler: Handler, own: Handler): Handler {
     ...own,
   };
 }
+
+/**
+ * `forwarding`, and `settled` once the response has ended or failed (with its error), before the
+ * event goes on: for interceptors that hold something for the request's lifetime (a place in a
+ * connection's line, a span).
+ */
+export function settling(handler: Handler, settled: (err?: Error) => void, own: Handler = {}): Handler {
+  return forwarding(handler, {
+    ...own,
+    onResponseEnd(c, trailers) {
+      settled();
+      handler.onResponseEnd?.(c, trailers);
+    },
+    onResponseError(c, err) {
+      settled(err);
+      handler.onResponseError?.(c, err);
+    },
+  });
+}

@@ -21,7 +21,7 @@ import type { Dispatcher } from 'undici';
 import { ActionError } from '../../common/errors.js';
 import type { ConnectionLimits } from '../connection-limits.js';
 import { callOf } from './call.js';
-import { forwarding } from './forward.js';
+import { settling } from './forward.js';
 import { dispatchAttempts } from './redispatch.js';
 import { answerOf } from './response-error.js';
 import { RETRY_AFTER_MAX_MS, requestedWaitMs } from './retry-after.js';
@@ -201,16 +201,7 @@ export function limitInterceptor(limiter: ConnectionLimiter): Dispatcher.Dispatc
       }
       if (held) limiter.release();
     };
-    const releasing = forwarding(handler, {
-      onResponseEnd(c, trailers) {
-        end();
-        handler.onResponseEnd?.(c, trailers);
-      },
-      onResponseError(c, err) {
-        end(err);
-        handler.onResponseError?.(c, err);
-      },
-    });
+    const releasing = settling(handler, end);
     // Free now: no promise, no wait (the common case, and every request of a quiet connection).
     if (limiter.tryTake()) {
       held = true;

@@ -5,7 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import { activeStepTrace } from '../../common/tracing.js';
-import { forwarding } from './forward.js';
+import { settling } from './forward.js';
 
 export const traceInterceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
   const step = activeStepTrace();
@@ -26,18 +26,10 @@ export const traceInterceptor: Dispatcher.DispatcherComposeInterceptor = (dispat
     ended = true;
     span.end(status, err);
   };
-  const traced = forwarding(handler, {
+  const traced = settling(handler, end, {
     onResponseStart(c, statusCode, h, message) {
       status = statusCode;
       return handler.onResponseStart?.(c, statusCode, h, message);
-    },
-    onResponseEnd(c, trailers) {
-      end();
-      handler.onResponseEnd?.(c, trailers);
-    },
-    onResponseError(c, err) {
-      end(err);
-      handler.onResponseError?.(c, err);
     },
   });
   try {
