@@ -25,7 +25,8 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write('hcm-runner 0.1.0\n');
     return 0;
   }
-  const command = commands[name];
+  // Own keys only: `hcm-runner constructor` (or `toString`) is an unknown command, not Object's.
+  const command = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) {
     process.stderr.write(`hcm-runner: unknown command "${name}"\n\n${usage()}\n`);
     return 2;
