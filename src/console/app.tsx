@@ -298,7 +298,7 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
 
   app.post('/console/connections/:integration/:connection/connect', async (c) => {
     try {
-      const { url } = await ops.authorize(c.req.param('integration'), c.req.param('connection'));
+      const { url } = await ops.authorize(c.req.param('integration'), c.req.param('connection'), new URL(c.req.url).origin);
       return c.redirect(url, 303);
     } catch (err) {
       if (!(err instanceof HttpError)) throw err;

@@ -121,7 +121,7 @@ export function adminApi(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
 
   /** Starts an OAuth connection's authorization-code flow → {url, state, redirectUri}. */
   api.post('/integrations/:name/connections/:connection/authorize', async (c) =>
-    c.json(await ops.authorize(c.req.param('name'), c.req.param('connection'))),
+    c.json(await ops.authorize(c.req.param('name'), c.req.param('connection'), new URL(c.req.url).origin)),
   );
 
   // Console sessions -----------------------------------------------------------------------------

@@ -35,7 +35,7 @@ export function oauthCallback(runtime: Runtime) {
       if ((c.req.header('accept') ?? '').includes('application/json'))
         return c.json({ status: 'connected', integration: done.integration, connection: done.connection });
       return c.html(
-        `<!doctype html><meta charset="utf-8"><title>hcm-runner</title><p>${escapeHtml(message)}</p><p><a href="/console/connections">Back to the console</a></p>`,
+        `<!doctype html><meta charset="utf-8"><title>hcm-runner</title><p>${escapeHtml(message)}</p><p><a href="${escapeHtml(consoleLink(done.consoleOrigin))}">Back to the console</a></p>`,
       );
     } catch (err) {
       // An unusable store is not a bad callback: the app's error handler answers it (503).
@@ -53,10 +53,18 @@ export async function authorizeConnection(
   runtime: Runtime,
   name: string,
   connectionName: string,
+  /** Where the flow was started (the request's origin): the callback page links back there. */
+  consoleOrigin?: string,
 ): Promise<{ url: string; state: string; redirectUri: string }> {
   const connection = await resolveConnection(runtime, name, connectionName);
   const redirectUri = callbackPath(runtime);
-  const { url, state } = await beginAuthorization({ integration: name, connection, redirectUri, pending: statePendingAuthorizations(runtime.store) });
+  const { url, state } = await beginAuthorization({
+    integration: name,
+    connection,
+    redirectUri,
+    pending: statePendingAuthorizations(runtime.store),
+    consoleOrigin: httpOrigin(consoleOrigin),
+  });
   return { url, state, redirectUri };
 }
 
@@ -72,6 +80,26 @@ export async function resolveConnection(runtime: Runtime, name: string, connecti
     return await resolveConnectionOutsideRun(integration, connectionName, runtime.env);
   } catch (err) {
     throw fail(400, (err as Error).message);
+  }
+}
+
+/**
+ * The callback page's link to the console's connections page: on the origin the flow was started
+ * from — with `--admin-port` the console is on the admin listener, and the callback arrives on the
+ * public one, where /console answers 404 — else relative (one listener serves both).
+ */
+function consoleLink(origin: string | undefined): string {
+  return `${origin ?? ''}/console/connections`;
+}
+
+/** An http(s) origin, or undefined for anything else (nothing but an origin is kept). */
+function httpOrigin(origin: string | undefined): string | undefined {
+  if (!origin) return undefined;
+  try {
+    const u = new URL(origin);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -252,8 +252,9 @@ export class AdminOperations {
     return out;
   }
 
-  async authorize(name: string, connection: string): Promise<{ url: string; state: string; redirectUri: string }> {
-    return authorizeConnection(this.runtime, name, connection);
+  /** `consoleOrigin`: the origin the request came to (the callback page links back to its console). */
+  async authorize(name: string, connection: string, consoleOrigin?: string): Promise<{ url: string; state: string; redirectUri: string }> {
+    return authorizeConnection(this.runtime, name, connection, consoleOrigin);
   }
 
   // Rules shared by the operations above ---------------------------------------------------------

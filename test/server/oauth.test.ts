@@ -54,6 +54,25 @@ describe('OAuth callback', () => {
     expect(body.data.length).toBeLessThanOrEqual(2);
   });
 
+  it("with --admin-port, the callback page (on the public listener) links back to the console's listener", async () => {
+    const split = await startTestServer({ dir: join(fixtures, 'oauth'), env: sandboxEnv(sb), adminPort: 0 });
+    try {
+      expect(split.adminUrl).not.toBe(split.url);
+      const start = await split.api('POST', '/integrations/workers/connections/hcm/authorize');
+      const login = await fetch(start.body.url, { redirect: 'manual' });
+      const callback = login.headers.get('location')!;
+      expect(callback.startsWith(`${split.publicUrl}/oauth/callback?`)).toBe(true);
+      const page = await (await fetch(callback)).text();
+      const href = /<a href="([^"]+)">Back to the console<\/a>/.exec(page)?.[1];
+      expect(href).toBe(`${split.adminUrl}/console/connections`);
+      // That link leads to the console (its sign-in), which the public listener does not serve.
+      expect((await fetch(href!, { redirect: 'manual' })).status).not.toBe(404);
+      expect((await fetch(`${split.url}/console/connections`, { redirect: 'manual' })).status).toBe(404);
+    } finally {
+      await split.stop();
+    }
+  });
+
   it('hcm-runner connect hands the flow to the running server', async () => {
     const r = await cliAsync(['connect', 'workers', 'hcm', '--dir', join(fixtures, 'oauth')], {
       env: { ...sandboxEnv(sb), HCM_RUNNER_PUBLIC_URL: s.publicUrl, HCM_RUNNER_ADMIN_TOKEN: ADMIN },

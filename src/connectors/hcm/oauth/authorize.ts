@@ -147,6 +147,11 @@ export interface PendingAuthorization {
   redirectUri: string;
   codeVerifier: string;
   createdAt: number;
+  /**
+   * The origin of the console (or API client) that started the flow, e.g. the admin listener's:
+   * the callback page links back there, not to the public listener it is served on.
+   */
+  consoleOrigin?: string;
 }
 
 export interface PendingAuthorizationStore {
@@ -188,6 +193,7 @@ export async function beginAuthorization(args: {
   connection: ResolvedConnection;
   redirectUri: string;
   pending: PendingAuthorizationStore;
+  consoleOrigin?: string;
 }): Promise<{ url: string; state: string }> {
   const state = b64url(randomBytes(24));
   const { codeVerifier, codeChallenge } = createPkce();
@@ -198,6 +204,7 @@ export async function beginAuthorization(args: {
     redirectUri: args.redirectUri,
     codeVerifier,
     createdAt: Date.now(),
+    ...(args.consoleOrigin ? { consoleOrigin: args.consoleOrigin } : {}),
   });
   return { url, state };
 }
@@ -218,7 +225,7 @@ export async function finishAuthorization(
     /** The callback's `iss` parameter (RFC 9207), when the server sent one. */
     iss?: string;
   },
-): Promise<{ integration: string; connection: string; storeKey: string }> {
+): Promise<{ integration: string; connection: string; storeKey: string; consoleOrigin?: string }> {
   const p = await opts.pending.take(state);
   if (!p || Date.now() - p.createdAt > PENDING_TTL_MS)
     throw new ActionError('unknown or expired OAuth state: start the authorization again', { code: 'invalid_state' });
@@ -232,5 +239,5 @@ export async function finishAuthorization(
     storeKey,
     opts.signal,
   );
-  return { integration: p.integration, connection: connection.name, storeKey };
+  return { integration: p.integration, connection: connection.name, storeKey, ...(p.consoleOrigin ? { consoleOrigin: p.consoleOrigin } : {}) };
 }
