@@ -1,4 +1,5 @@
 /** The runner's Hono app: webhooks, health, metrics, OAuth callback and the admin API. */
+import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import { routePath } from 'hono/route';
 import { errorResponse, httpErrorOf, StorageUnavailableError } from '../common/errors.js';
@@ -67,15 +68,29 @@ export function createApp(
     if (err instanceof StorageUnavailableError) {
       // A corrupt, unreadable or full database: the operator's to fix; clients retry later.
       runtime.logger?.error({ err: err.message, route: matched(c) }, 'request refused: storage unavailable');
-    } else if (!http) {
-      runtime.logger?.error({ err: err.message, route: matched(c) }, 'request failed');
     }
-    if (isConsolePath(c.req.path)) return consoleErrorPage(c, err, http);
-    if (!http) return c.json({ error: `internal error: ${err.message}` }, 500);
+    if (isConsolePath(c.req.path)) {
+      if (!http) runtime.logger?.error({ err: err.message, route: matched(c) }, 'request failed');
+      return consoleErrorPage(c, err, http);
+    }
+    if (!http) {
+      const answer = internalErrorAnswer(err, isOperatorPath(c.req.path));
+      runtime.logger?.error({ err: err.message, route: matched(c), ref: answer.ref }, 'request failed');
+      return c.json(answer.body, 500);
+    }
     const answer = errorResponse(http);
     return c.body(answer.body, answer.status as 400, answer.headers);
   });
   return app;
+}
+
+/**
+ * An unexpected failure as a 500 body: the message (it may name files, hosts or a library's
+ * internals) only to operators; on the public edge a reference to find it in the log, nothing else.
+ */
+export function internalErrorAnswer(err: Error, operator: boolean): { ref: string; body: { error: string; ref?: string } } {
+  const ref = randomUUID();
+  return operator ? { ref, body: { error: `internal error: ${err.message}`, ref } } : { ref, body: { error: 'internal error', ref } };
 }
 
 function matched(c: Parameters<typeof routePath>[0]): string {
