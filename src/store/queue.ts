@@ -15,6 +15,10 @@ export interface NewExecution {
   test: boolean;
   /** 1 for a new execution; recovery and replays set their own. */
   attempt?: number;
+  /** A retry (`POST …/retry`): the execution it retries; `steps` are the records it resumes from. */
+  retryOf?: string;
+  /** Step records to resume from (a retry from the failed step: those before it). */
+  steps?: ExecutionRecord['steps'];
   queuedAt?: string;
   /** The request's idempotency key (webhook and appEvent triggers), recorded on the execution. */
   idempotencyKey?: string;
@@ -80,6 +84,11 @@ export interface ExecutionQueue {
   settle(job: QueuedJob, outcome: 'done' | 'abandoned'): void;
   /** Stops taking work and hands back what this process holds. Before `store.close()`. */
   stop(): Promise<void>;
+  /**
+   * Wakes what is due (`Store.wakeDue`) and makes it available to `take` (this process's lanes, or
+   * the shared table with its notification). Returns how many woke. The runtime's waker calls it.
+   */
+  wake(now: Date): Promise<number>;
 }
 
 /** Settings of `Store.openQueue` (used by the shared PostgreSQL queue; the in-process one ignores them). */
