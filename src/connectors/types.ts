@@ -68,6 +68,11 @@ export interface ActionDeclaration {
   docs?: Readonly<Record<string, string>>;
   /** The results (`$steps.<id>`). */
   output?: ActionOutput;
+  /**
+   * Running it again changes nothing outside the execution (an HCM GET, core.transform): no
+   * checkpoint is committed after it; a resumed execution may run it again (docs/promises.md).
+   */
+  readOnly?: boolean;
 }
 
 /** A connection type's inputs, declared like action inputs. */

@@ -4,8 +4,10 @@
  */
 import type { HttpResponseSpec, LogLevel } from '../connectors/types.js';
 
-export type ExecutionStatus = 'queued' | 'running' | 'succeeded' | 'failed';
-export type StepStatus = 'running' | 'succeeded' | 'failed' | 'skipped';
+/** docs/server.md "Executions": `waiting` (core.wait) and `cancelled` (POST …/cancel) are durable-execution states. */
+export type ExecutionStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
+/** `waiting`: a core.wait step the execution is suspended at. */
+export type StepStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped';
 
 export interface StepError {
   message: string;
@@ -38,6 +40,15 @@ export interface StepRecord {
   childExecutionId?: string;
   /** core.call with forEach: the child executions' ids, in item order. */
   childExecutionIds?: string[];
+  /** A `waiting` core.wait step: when it wakes (its `for`/`until`, or its callback's `timeout`). */
+  wakeAt?: string;
+  /** A core.wait step on a callback: the callback's token (from the URL core.callback returned). */
+  callback?: string;
+  /**
+   * A forEach action step that has not finished: the results of the items that have, by index
+   * (a checkpoint; resuming runs only the others). Dropped when the step finishes.
+   */
+  done?: Record<string, unknown>;
 }
 
 export interface IterationRecord {
@@ -50,6 +61,17 @@ export interface OnFailureRecord {
   status: StepStatus;
   steps: StepRecord[];
   error?: StepError | { message: string };
+}
+
+/** What a `waiting` execution waits for. */
+export interface WaitingFor {
+  /** The core.wait step's id (a path `group.step` when nested). */
+  step: string;
+  kind: 'time' | 'callback';
+  /** `kind: callback`: the callback URL to send the request to. */
+  callbackUrl?: string;
+  /** `kind: callback` with a `timeout`: when the step fails with `code: timeout`. */
+  timeoutAt?: string;
 }
 
 export interface LogEntry {
@@ -92,6 +114,14 @@ export interface ExecutionRecord {
   parent?: { executionId: string; step: string };
   /** The outcome of the integration's `onFailure` steps, when they ran. */
   onFailure?: OnFailureRecord;
+  /** A `waiting` execution: when it wakes (absent while it waits for a callback without timeout). */
+  wakeAt?: string;
+  /** A `waiting` execution: the step it waits at and for what (the console shows it). */
+  waitingFor?: WaitingFor;
+  /** Made by `POST /api/executions/{id}/retry`: the failed (or cancelled) execution it retries. */
+  retryOf?: string;
+  /** `POST …/cancel` reached it while it ran: it stops at its next step boundary. */
+  cancelRequested?: boolean;
   queuedAt?: string;
   /** The webhook request's idempotency key (its sha256 when longer than 512 bytes), when the trigger declares one. */
   idempotencyKey?: string;

@@ -16,6 +16,7 @@ import { mapInOrder, Turns } from './parallel.js';
 import { type CallHost, MAX_CALL_DEPTH } from './call.js';
 import { invokeWithRetry, type RetrySleep } from './step-attempts.js';
 import { connectorFor } from '../connectors/registry.js';
+import type { DurableHost } from './durable.js';
 import { resolveConnection } from './connections.js';
 
 export interface RunOptions {
@@ -56,6 +57,22 @@ export interface RunOptions {
   depth?: number;
   /** A child execution: the execution and step that called it. */
   parent?: { executionId: string; step: string };
+  /**
+   * Resume (engine/durable.ts): the step records of an earlier run of this execution — a crash,
+   * a wake-up after core.wait, or the execution a retry retries. Steps finished there (succeeded,
+   * skipped, failed with `onError: continue`) are not run again; their records and results are used.
+   */
+  resume?: StepRecord[];
+  /**
+   * Called (and awaited) after each finished step that may have changed something outside the
+   * execution, and after each such forEach item — not after read-only actions — so a crash
+   * resumes after it (docs/promises.md). The host commits the record (group commit).
+   */
+  checkpoint?: (record: ExecutionRecord) => Promise<void>;
+  /** core.wait and core.callback (engine/durable.ts); without it both fail naming the host. */
+  durable?: DurableHost;
+  /** Aborted by `POST …/cancel`: the run ends `cancelled` at its next step boundary, the running step's request aborted. */
+  cancel?: AbortSignal;
 }
 
 /** One attempt of a step's action, as `RunOptions.invoke` sees it. */

@@ -15,6 +15,10 @@ export interface NewExecution {
   test: boolean;
   /** 1 for a new execution; recovery and replays set their own. */
   attempt?: number;
+  /** A retry (`POST …/retry`): the execution it retries; `steps` are the records it resumes from. */
+  retryOf?: string;
+  /** Step records to resume from (a retry from the failed step: those before it). */
+  steps?: ExecutionRecord['steps'];
   queuedAt?: string;
   /** The request's idempotency key (webhook and appEvent triggers), recorded on the execution. */
   idempotencyKey?: string;
@@ -80,6 +84,11 @@ export interface ExecutionQueue {
   settle(job: QueuedJob, outcome: 'done' | 'abandoned'): void;
   /** Stops taking work and hands back what this process holds. Before `store.close()`. */
   stop(): Promise<void>;
+  /**
+   * Wakes what is due (`Store.wakeDue`) and makes it available to `take` (this process's lanes, or
+   * the shared table with its notification). Returns how many woke. The runtime's waker calls it.
+   */
+  wake(now: Date): Promise<number>;
 }
 
 /** Settings of `Store.openQueue` (used by the shared PostgreSQL queue; the in-process one ignores them). */
@@ -145,6 +154,15 @@ export class Lanes {
   }
 }
 
+/** What the in-process queue needs of its store (`Store`'s methods of the same names). */
+export interface WakeSource {
+  unfinishedExecutions(): Promise<ExecutionRecord[]>;
+  wakeDue?(now: Date, limit: number): Promise<ExecutionRecord[]>;
+}
+
+/** Rows one wake() makes queued per store call; it calls again while a call comes back full. */
+export const WAKE_BATCH = 500;
+
 /**
  * FIFO per integration; `take` picks the oldest head among integrations with a free slot, so one
  * busy integration at its limit never blocks the others (O(integrations) per take). The store's
@@ -154,8 +172,11 @@ export class InProcessQueue implements ExecutionQueue {
   private readonly lanes = new Lanes();
   private readonly listeners: Array<() => void> = [];
 
-  /** `store`: where recover() finds what a previous process left unfinished (none: nothing). */
-  constructor(private readonly store?: { unfinishedExecutions(): Promise<ExecutionRecord[]> }) {}
+  /**
+   * `store`: where recover() finds what a previous process left unfinished, and wake() what is due
+   * (none: nothing).
+   */
+  constructor(private readonly store?: WakeSource) {}
 
   get size(): number {
     return this.lanes.size;
@@ -208,6 +229,22 @@ export class InProcessQueue implements ExecutionQueue {
 
   settle(): void {
     // The row is the durable state; nothing is held here.
+  }
+
+  /**
+   * What is due wakes in the store (committed `queued`), then joins the lanes as the same attempt:
+   * a wake-up is not a crash. A process stopping between the two leaves them queued in the store,
+   * and the next start's recover() resumes them.
+   */
+  async wake(now: Date): Promise<number> {
+    if (!this.store?.wakeDue) return 0;
+    let total = 0;
+    for (;;) {
+      const woke = await this.store.wakeDue(now, WAKE_BATCH);
+      if (woke.length) this.push(woke.map((r) => ({ id: r.id, integration: r.integration, attempt: r.attempt })));
+      total += woke.length;
+      if (woke.length < WAKE_BATCH) return total;
+    }
   }
 
   async stop(): Promise<void> {

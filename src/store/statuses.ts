@@ -2,10 +2,10 @@
 import type { ExecutionStatus } from '../engine/record.js';
 import type { ExecutionFilter } from './types.js';
 
-export const STATUSES: readonly ExecutionStatus[] = ['queued', 'running', 'succeeded', 'failed'];
+export const STATUSES: readonly ExecutionStatus[] = ['queued', 'running', 'waiting', 'succeeded', 'failed', 'cancelled'];
 
 export function emptyCounts(): Record<ExecutionStatus, number> {
-  return { queued: 0, running: 0, succeeded: 0, failed: 0 };
+  return { queued: 0, running: 0, waiting: 0, succeeded: 0, failed: 0, cancelled: 0 };
 }
 
 export function checkFilter(filter: ExecutionFilter): void {

@@ -6,6 +6,7 @@
  * webhook, a poll's new items) resolves only after the commit that holds it.
  */
 import type { TokenStore } from '../connectors/types.js';
+import type { CallbackRequest } from '../engine/durable.js';
 import type { ExecutionRecord, ExecutionStatus } from '../engine/record.js';
 import type { ExecutionQueue, NewExecution, QueueOptions } from './queue.js';
 
@@ -27,6 +28,8 @@ export interface SaveOptions {
 export interface ExecutionFilter {
   integration?: string;
   status?: ExecutionStatus;
+  /** Only executions queued at or after this ISO time (bulk retry's `since`). */
+  since?: string;
   /** Executions whose `correlationKey` is exactly this (an indexed column). */
   correlation?: string;
   /** Default 50, at most 500. */
@@ -38,8 +41,53 @@ export interface ExecutionFilter {
 /** A list row: the record without the bulky parts. */
 export type ExecutionSummary = Pick<
   ExecutionRecord,
-  'id' | 'integration' | 'status' | 'test' | 'attempt' | 'queuedAt' | 'startedAt' | 'finishedAt' | 'durationMs' | 'correlationKey' | 'version'
+  | 'id'
+  | 'integration'
+  | 'status'
+  | 'test'
+  | 'attempt'
+  | 'queuedAt'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'durationMs'
+  | 'correlationKey'
+  | 'version'
+  | 'wakeAt'
+  | 'retryOf'
 > & { error?: { message: string } };
+
+/** A callback token made by core.callback (docs/authoring.md "Waiting for someone"). */
+export interface CallbackEntry {
+  token: string;
+  executionId: string;
+  integration: string;
+  /** The core.callback step's id (path). */
+  step: string;
+  test: boolean;
+  expiresAt: string;
+  /** The first request to its URL, once one came. */
+  request?: CallbackRequest;
+  receivedAt?: string;
+}
+
+/** What `Store.receiveCallback` did with a request to `/callbacks/{token}`. */
+export type CallbackReceipt =
+  /** Recorded (committed) as the token's one request; the execution was woken if it waited on it. */
+  | { outcome: 'accepted'; executionId: string }
+  /** The token had its request already. */
+  | { outcome: 'used'; executionId: string }
+  /** No such token, or it expired. */
+  | { outcome: 'unknown' };
+
+/** What `Store.cancelExecution` did. */
+export type CancelOutcome =
+  /** Queued or waiting: now `cancelled` (committed). */
+  | { outcome: 'cancelled'; record: ExecutionRecord }
+  /** Running: `cancelRequested` is set; the process running it stops it at its next step boundary. */
+  | { outcome: 'requested'; record: ExecutionRecord }
+  /** Finished already (its record, unchanged). */
+  | { outcome: 'finished'; record: ExecutionRecord }
+  | { outcome: 'unknown' };
 
 /** How many captures `Store.addCapture` keeps and how large (the defaults are in captures.ts). */
 export interface CaptureBounds {
@@ -133,8 +181,34 @@ export interface Store {
   listExecutions(filter: ExecutionFilter): Promise<ExecutionSummary[]>;
   /** The newest execution of each of `integrations` that has one (one query, for the console's start page). */
   latestExecutions(integrations: readonly string[]): Promise<Map<string, ExecutionSummary>>;
-  /** Executions left `queued` or `running` (after a crash), oldest first. */
+  /** Executions left `queued` or `running` (after a crash), oldest first. `waiting` ones are the waker's. */
   unfinishedExecutions(): Promise<ExecutionRecord[]>;
+
+  // Durable execution (docs/promises.md) --------------------------------------------------------
+  /**
+   * Makes `waiting` executions whose `wakeAt` has come — and those whose callback request has come
+   * — `queued` again, at most `limit`, oldest `wakeAt` first; each is made queued by exactly one
+   * caller cluster-wide. Returns them (as queued; their steps kept for the resume).
+   */
+  wakeDue(now: Date, limit: number): Promise<ExecutionRecord[]>;
+  /** The earliest `wakeAt` of the waiting executions (undefined: none waits for a time). */
+  nextWakeAt(): Promise<string | undefined>;
+  /** How many executions of `integration` are `waiting` (the cap on waiting executions). */
+  countWaiting(integration: string): Promise<number>;
+  /** Keeps a callback token (committed before it resolves). */
+  createCallback(entry: CallbackEntry): Promise<void>;
+  getCallback(token: string): Promise<CallbackEntry | undefined>;
+  /**
+   * Records the first request to a callback URL and, in the same commit, makes its execution due
+   * (`wakeAt` = now) if it is waiting; later requests are `used`, unknown or expired tokens `unknown`.
+   */
+  receiveCallback(token: string, request: CallbackRequest, now: Date): Promise<CallbackReceipt>;
+  /** Forgets callback tokens that expired before `now` (and their requests); returns how many. */
+  pruneCallbacks(now: Date): Promise<number>;
+  /** `POST /api/executions/{id}/cancel` (docs/server.md): see CancelOutcome. */
+  cancelExecution(id: string, now: Date): Promise<CancelOutcome>;
+  /** The ids among `ids` whose cancel was requested while they ran (a process checks those it runs). */
+  cancelRequested(ids: readonly string[]): Promise<string[]>;
   countByStatus(): Promise<Record<ExecutionStatus, number>>;
   /** Deletes finished executions that finished before `before`; returns how many. */
   pruneExecutions(before: Date): Promise<number>;

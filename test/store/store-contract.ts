@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutionRecord } from '../../src/engine/record.js';
 import type { StoreStats } from '../../src/store/stats.js';
 import type { NewExecution, Store } from '../../src/store/types.js';
+import { describeDurableContract } from './durable-contract.js';
 
 export type TestStore = Store & { readonly stats: StoreStats };
 
@@ -278,9 +279,9 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
         [c.id, 'running'],
       ]);
       expect(left[2]!.trigger).toEqual(c.trigger);
-      // The next attempt starts clean.
+      // The next attempt resumes from the stored steps (the engine runs the one that was running again).
       const again = (await store.markRunning(c.id, 2))!;
-      expect(again).toMatchObject({ status: 'running', attempt: 2, steps: [] });
+      expect(again).toMatchObject({ status: 'running', attempt: 2, steps: [{ id: 'x', status: 'running' }] });
       expect((await store.getExecution(c.id))!.attempt).toBe(2);
     });
 
@@ -670,6 +671,10 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
       await expect(waiter).rejects.toThrow('trigger stopped');
       releaseHolder();
       expect(await holder).toBe('held');
+    });
+
+    describe('durable execution', () => {
+      describeDurableContract(() => store, second);
     });
   });
 }
