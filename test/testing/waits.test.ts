@@ -2,7 +2,7 @@
  * `hcm-runner test` with core.wait and core.callback (docs/testing.md "Waits and callbacks"), the
  * CLI as a child process on test/fixtures/testing-waits: waits finish at once and the report lists
  * them; a callback wait takes its request from the case's `callbacks:`, else the step fails
- * naming the key to add.
+ * naming the key to add. And `hcm-runner run`, which cannot receive callbacks.
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +25,10 @@ describe('hcm-runner test: waits and callbacks', () => {
       { step: 'pause', kind: 'time', for: '10m' },
       { step: 'approval', kind: 'callback', callbackUrl: 'http://hcm-runner.test/callbacks/test-link' },
     ]);
-    expect(c[0].steps.find((s: { id: string }) => s.id === 'approval').results).toMatchObject({ queryParameters: {}, receivedAt: expect.any(String) });
+    expect(c[0].steps.find((s: { id: string }) => s.id === 'approval').results).toMatchObject({
+      queryParameters: {},
+      receivedAt: expect.any(String),
+    });
   });
 
   it('a callback wait without its request in the case fails naming the key to add', () => {
@@ -39,12 +42,24 @@ describe('hcm-runner test: waits and callbacks', () => {
   });
 
   it('callbacks: naming a step the integration does not have is a problem of the test file', () => {
-    writeFileSync(
-      join(work, 'typo.test.yaml'),
-      'integration: approval\ncases:\n  - name: typo\n    callbacks:\n      aproval: { body: {} }\n',
-    );
+    writeFileSync(join(work, 'typo.test.yaml'), 'integration: approval\ncases:\n  - name: typo\n    callbacks:\n      aproval: { body: {} }\n');
     const r = test(['typo.test.yaml']);
     expect(r.code).not.toBe(0);
     expect(r.stdout + r.stderr).toContain('callbacks: unknown step "aproval" — did you mean "approval"?');
+  });
+});
+
+describe('hcm-runner run: waits', () => {
+  it('finishes a time wait at once (said on stderr) and fails a callback wait saying run cannot receive callbacks', () => {
+    const r = cli(['run', join(work, 'approval.yaml'), '--data', join(work, 'data')], { cwd: work });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('step pause: waiting for 10m — finished at once (hcm-runner run does not wait)');
+    const record = JSON.parse(r.stdout);
+    expect(record.steps.map((s: { id: string; status: string }) => `${s.id}:${s.status}`)).toEqual([
+      'pause:succeeded',
+      'link:succeeded',
+      'approval:failed',
+    ]);
+    expect(record.error.message).toContain('hcm-runner run cannot receive callbacks');
   });
 });
