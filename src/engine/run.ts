@@ -548,6 +548,11 @@ class Run {
         else (rec.childExecutionIds ??= [])[index] = id;
       },
     });
+    if (child.status === 'waiting')
+      throw new ActionError(
+        `${integration} (execution ${child.id}) stopped at core.wait step ${child.waitingFor?.step}: a called integration cannot wait — put the wait in the calling integration`,
+        { code: 'child_waiting' },
+      );
     if (child.status !== 'succeeded') {
       const e = child.error as StepError | undefined;
       throw new ActionError(`${integration} (execution ${child.id}) failed: ${e?.message ?? child.status}`, {

@@ -6,9 +6,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hcmActions } from '../../src/connectors/hcm/declarations/index.js';
 import { loadText } from '../../src/definition/load.js';
 import type { ExecutionRecord, StepRecord } from '../../src/engine/record.js';
 import { runExecution, type RunOptions } from '../../src/engine/run.js';
+import { callHost } from '../../src/triggers/call/children.js';
 import { manualTriggerData } from '../../src/triggers/manual.js';
 import { memoryDurableHost } from '../helpers/durable-host.js';
 import { compile, testServices } from '../helpers/engine.js';
@@ -372,5 +374,27 @@ describe('cancel', () => {
     const r = await start(yaml(), { cancel: cancel.signal });
     expect(r.status).toBe('cancelled');
     expect(r.steps).toEqual([]);
+  });
+});
+
+describe('read-only actions', () => {
+  it('HCM actions are read-only exactly when they GET (derived from the declaration, not written per action)', () => {
+    const gets = hcmActions.filter((a) => !a.request.raw && a.request.method === 'GET');
+    expect(gets.length).toBeGreaterThan(10);
+    for (const a of hcmActions) expect(a.readOnly === true, a.key).toBe(!a.request.raw && a.request.method === 'GET');
+  });
+});
+
+describe('waits in called integrations', () => {
+  it('a child that stops at core.wait fails the calling step clearly (the parent would not be woken by it)', async () => {
+    const host = memoryDurableHost();
+    const child = compile('name: later\ntrigger: { type: call }\nsteps:\n  - id: w\n    action: core.wait\n    inputs: { for: 1h }\n');
+    const call = callHost(
+      (n) => (n === 'later' ? child : undefined),
+      (integration, run) => runExecution({ integration, services: testServices(), durable: host, ...run }),
+    );
+    const r = await start(webhook('  - id: callIt\n    action: core.call\n    inputs: { integration: later }\n'), { durable: host, call });
+    expect(r.status).toBe('failed');
+    expect(r.error).toMatchObject({ step: 'callIt', code: 'child_waiting', message: expect.stringContaining('a called integration cannot wait') });
   });
 });
