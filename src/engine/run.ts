@@ -274,7 +274,14 @@ class Run {
         return;
       }
       out.status = 'failed';
-      out.error = err instanceof StepFailure ? err.error : { message: `integration ${r.integration}, onFailure: ${(err as Error).message}` };
+      out.error =
+        err instanceof StepFailure
+          ? err.error
+          : err instanceof WaitSignal
+            ? {
+                message: `integration ${r.integration}, onFailure: step ${err.waitingFor.step} (core.wait) cannot wait in onFailure: it runs once, after the execution failed`,
+              }
+            : { message: `integration ${r.integration}, onFailure: ${(err as Error).message}` };
       this.log('error', `onFailure failed (the execution stays failed): ${out.error.message}`);
     }
   }

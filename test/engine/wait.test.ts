@@ -398,3 +398,23 @@ describe('waits in called integrations', () => {
     expect(r.error).toMatchObject({ step: 'callIt', code: 'child_waiting', message: expect.stringContaining('a called integration cannot wait') });
   });
 });
+
+describe('waits in onFailure', () => {
+  it('do not suspend the failed execution: onFailure fails saying it cannot wait', async () => {
+    const r = await start(
+      webhook(
+        '  - id: boom\n    action: core.fail\n    inputs: { message: x }\n',
+        'onFailure:\n  - id: w\n    action: core.wait\n    inputs: { for: 1h }\n',
+      ),
+      {
+        durable: memoryDurableHost(),
+      },
+    );
+    expect(r.status).toBe('failed');
+    expect(r.wakeAt).toBeUndefined();
+    expect(r.onFailure).toMatchObject({
+      status: 'failed',
+      error: { message: expect.stringContaining('step w (core.wait) cannot wait in onFailure') },
+    });
+  });
+});
