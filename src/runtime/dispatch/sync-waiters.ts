@@ -71,7 +71,9 @@ export class SyncWaiters {
   finish(id: string, record: ExecutionRecord): void {
     const waiter = this.byId.get(id);
     if (!waiter) return;
-    waiter.resolveOutcome(record.status === 'waiting' ? { kind: 'response', response: waitingResponse(record), executionId: id } : { kind: 'done', record });
+    waiter.resolveOutcome(
+      record.status === 'waiting' ? { kind: 'response', response: waitingResponse(record), executionId: id } : { kind: 'done', record },
+    );
     waiter.resolveDone(record);
   }
 }
