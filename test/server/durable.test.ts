@@ -175,12 +175,28 @@ describe('cancel', () => {
     const t0 = Date.now();
     const outcome = await server.runtime.cancel(id);
     expect(outcome.outcome).toBe('requested');
+    // Aborted by the cancel itself, not a second later by the check for other replicas' cancels.
+    const live = (server.runtime.dispatcher as unknown as { live: { get(id: string): { cancel: AbortController } | undefined } }).live;
+    expect(live.get(id)?.cancel.signal.aborted).toBe(true);
     const done = await server.waitForExecution(id, ['cancelled', 'succeeded', 'failed']);
     expect(done.status).toBe('cancelled');
     expect(Date.now() - t0).toBeLessThan(3000);
     expect(counter.hits('/four')).toBe(0);
     expect(done.steps.map((s: { id: string }) => s.id)).toEqual(['one', 'two', 'three']);
     counter.release('/hold/three');
+  });
+});
+
+describe('cancel requested by another replica', () => {
+  it('the process running the execution sees the flag within a second and stops it', { timeout: 20_000 }, async () => {
+    counter.reset('/hold/three');
+    const id = await start('chain');
+    await counter.held('/hold/three');
+    // What another replica's cancel does: the store flags the running row; this process is not told.
+    expect((await server.runtime.store.cancelExecution(id, new Date())).outcome).toBe('requested');
+    const done = await server.waitForExecution(id, ['cancelled', 'succeeded', 'failed']);
+    expect(done.status).toBe('cancelled');
+    expect(counter.hits('/four')).toBe(0);
   });
 });
 

@@ -18,6 +18,8 @@ export interface Counter {
   held(path: string): Promise<void>;
   /** Answers every held request (and those that come later) of `path`. */
   release(path: string): void;
+  /** Holds `path` again (after a release) and forgets its count. */
+  reset(path: string): void;
   close(): Promise<void>;
 }
 
@@ -51,6 +53,10 @@ export async function counterServer(): Promise<Counter> {
     release(path) {
       released.add(path);
       for (const res of holding.get(path)?.splice(0) ?? []) answer(res, path);
+    },
+    reset(path) {
+      released.delete(path);
+      hits.delete(path);
     },
     close: () =>
       new Promise<void>((r) => {
