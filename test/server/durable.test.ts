@@ -113,7 +113,7 @@ describe('callbacks', () => {
     const approval = done.steps.find((s: { id: string }) => s.id === 'approval');
     expect(approval.results).toMatchObject({
       method: 'POST',
-      body: { data: { approved: true }, contentType: 'application/json' },
+      body: { approved: true },
       queryParameters: { decision: 'yes' },
       headers: { authorization: '[redacted]' },
     });
