@@ -32,6 +32,12 @@ export interface ExecutionColumns {
   correlationKey: string | null;
   versionSha256: string | null;
   versionCommit: string | null;
+  /** A `waiting` execution's wake-up (indexed for the waker); NULL in every other status. */
+  wakeAt: string | null;
+  /** The execution this one retries (set at creation). */
+  retryOf: string | null;
+  /** Cancel requested while it ran (set by `cancelExecution` only; a save never clears it). */
+  cancelRequested: boolean;
 }
 
 export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumns {
@@ -49,7 +55,15 @@ export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumn
     durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
     error: record.error?.message ?? null,
     ...originColumnsOf(record),
+    wakeAt: wakeAtOf(record),
+    retryOf: record.retryOf ?? null,
+    cancelRequested: !!record.cancelRequested,
   };
+}
+
+/** Only a waiting execution has a wake-up: saving any other status clears it (the waker skips it). */
+function wakeAtOf(record: ExecutionRecord): string | null {
+  return record.status === 'waiting' ? (recordIso(record.wakeAt) ?? null) : null;
 }
 
 /** The correlation key (set at creation) and the version (set when a run starts), as columns. */
@@ -64,7 +78,18 @@ function originColumnsOf(record: ExecutionRecord): Pick<ExecutionColumns, 'corre
 /** The columns a run changes (a save of an existing row): no trigger, no queued_at. */
 export type StateColumns = Pick<
   ExecutionColumns,
-  'id' | 'status' | 'attempt' | 'record' | 'startedAt' | 'finishedAt' | 'durationMs' | 'error' | 'correlationKey' | 'versionSha256' | 'versionCommit'
+  | 'id'
+  | 'status'
+  | 'attempt'
+  | 'record'
+  | 'startedAt'
+  | 'finishedAt'
+  | 'durationMs'
+  | 'error'
+  | 'correlationKey'
+  | 'versionSha256'
+  | 'versionCommit'
+  | 'wakeAt'
 >;
 
 export function stateColumnsOf(record: ExecutionRecord): StateColumns {
@@ -78,6 +103,7 @@ export function stateColumnsOf(record: ExecutionRecord): StateColumns {
     durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
     error: record.error?.message ?? null,
     ...originColumnsOf(record),
+    wakeAt: wakeAtOf(record),
   };
 }
 
@@ -99,6 +125,9 @@ export function recordFromRow(
     queued_at: string | Date | null;
     started_at: string | Date | null;
     finished_at: string | Date | null;
+    wake_at?: string | Date | null;
+    retry_of?: string | null;
+    cancel_requested?: boolean | number | null;
   },
   json: (value: unknown) => unknown = parseJsonText,
 ): ExecutionRecord {
@@ -121,6 +150,13 @@ export function recordFromRow(
   if (q) record.queuedAt = q;
   if (s) record.startedAt = s;
   if (f) record.finishedAt = f;
+  // The columns decide: a woken or cancelled row keeps no wake-up its JSON copy may still name.
+  const w = recordIso(row.wake_at);
+  if (w) record.wakeAt = w;
+  else delete record.wakeAt;
+  if (row.retry_of != null) record.retryOf = row.retry_of;
+  if (row.cancel_requested) record.cancelRequested = true;
+  else delete record.cancelRequested;
   return record;
 }
 
@@ -138,6 +174,8 @@ export function summaryFromRow(row: {
   correlation_key?: string | null;
   version_sha256?: string | null;
   version_commit?: string | null;
+  wake_at?: string | Date | null;
+  retry_of?: string | null;
 }): ExecutionSummary {
   const s: ExecutionSummary = {
     id: row.id,
@@ -157,5 +195,8 @@ export function summaryFromRow(row: {
   if (row.correlation_key != null) s.correlationKey = row.correlation_key;
   if (row.version_sha256 != null)
     s.version = row.version_commit != null ? { sha256: row.version_sha256, commit: row.version_commit } : { sha256: row.version_sha256 };
+  const w = recordIso(row.wake_at);
+  if (w) s.wakeAt = w;
+  if (row.retry_of != null) s.retryOf = row.retry_of;
   return s;
 }

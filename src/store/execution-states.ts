@@ -12,19 +12,24 @@ export function queuedRecord(e: NewExecution, now: string): ExecutionRecord {
     test: e.test,
     attempt: e.attempt ?? 1,
     trigger: e.trigger ?? null,
-    steps: [],
+    // A retry starts from the records of the steps before the one that failed (they are not run again).
+    steps: e.steps ?? [],
     log: [],
     queuedAt: recordIso(e.queuedAt) ?? now,
     ...(e.idempotencyKey !== undefined ? { idempotencyKey: e.idempotencyKey } : {}),
     ...(e.correlationKey !== undefined ? { correlationKey: e.correlationKey } : {}),
+    ...(e.retryOf !== undefined ? { retryOf: e.retryOf } : {}),
   };
 }
 
 /**
- * The record as it starts an attempt: the parts of an earlier (crashed) attempt are dropped,
- * because a new attempt runs every step again (at-least-once).
+ * The record as it starts an attempt (a new one, a wake-up, a resume after a crash). Its stored
+ * steps are kept: they are what the run resumes from (the lifecycle hands them to the engine,
+ * which does not run a finished step again and runs the one that was running again). The log
+ * stays with them. What only an ended or waiting run has is dropped: its outcome, and its
+ * wake-up and what it waited for.
  */
 export function runningRecord(stored: ExecutionRecord, attempt: number, now: string): ExecutionRecord {
-  const { result: _r, error: _e, response: _p, finishedAt: _f, durationMs: _d, ...rest } = stored;
-  return { ...rest, status: 'running', attempt, startedAt: now, steps: [], log: [] };
+  const { result: _r, error: _e, response: _p, finishedAt: _f, durationMs: _d, wakeAt: _w, waitingFor: _wf, ...rest } = stored;
+  return { ...rest, status: 'running', attempt, startedAt: now };
 }

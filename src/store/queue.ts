@@ -154,6 +154,15 @@ export class Lanes {
   }
 }
 
+/** What the in-process queue needs of its store (`Store`'s methods of the same names). */
+export interface WakeSource {
+  unfinishedExecutions(): Promise<ExecutionRecord[]>;
+  wakeDue?(now: Date, limit: number): Promise<ExecutionRecord[]>;
+}
+
+/** Rows one wake() makes queued per store call; it calls again while a call comes back full. */
+export const WAKE_BATCH = 500;
+
 /**
  * FIFO per integration; `take` picks the oldest head among integrations with a free slot, so one
  * busy integration at its limit never blocks the others (O(integrations) per take). The store's
@@ -163,8 +172,11 @@ export class InProcessQueue implements ExecutionQueue {
   private readonly lanes = new Lanes();
   private readonly listeners: Array<() => void> = [];
 
-  /** `store`: where recover() finds what a previous process left unfinished (none: nothing). */
-  constructor(private readonly store?: { unfinishedExecutions(): Promise<ExecutionRecord[]> }) {}
+  /**
+   * `store`: where recover() finds what a previous process left unfinished, and wake() what is due
+   * (none: nothing).
+   */
+  constructor(private readonly store?: WakeSource) {}
 
   get size(): number {
     return this.lanes.size;
@@ -217,6 +229,22 @@ export class InProcessQueue implements ExecutionQueue {
 
   settle(): void {
     // The row is the durable state; nothing is held here.
+  }
+
+  /**
+   * What is due wakes in the store (committed `queued`), then joins the lanes as the same attempt:
+   * a wake-up is not a crash. A process stopping between the two leaves them queued in the store,
+   * and the next start's recover() resumes them.
+   */
+  async wake(now: Date): Promise<number> {
+    if (!this.store?.wakeDue) return 0;
+    let total = 0;
+    for (;;) {
+      const woke = await this.store.wakeDue(now, WAKE_BATCH);
+      if (woke.length) this.push(woke.map((r) => ({ id: r.id, integration: r.integration, attempt: r.attempt })));
+      total += woke.length;
+      if (woke.length < WAKE_BATCH) return total;
+    }
   }
 
   async stop(): Promise<void> {

@@ -116,6 +116,9 @@ const e = \`AS v(id text, status text, attempt int, record json)\`;`,
       correlationKey: 'k',
       versionSha256: null,
       versionCommit: null,
+      wakeAt: null,
+      retryOf: 'e0',
+      cancelRequested: false,
     };
     expect(Object.keys(JSON.parse(rowsJson([{ ...row, queuedGiven: true }]))[0])).toEqual([...ALL_COLUMNS, 'queued_given']);
     // The single-save statements' parameters are written out in this order (group-saves.ts
@@ -132,6 +135,7 @@ const e = \`AS v(id text, status text, attempt int, record json)\`;`,
       'correlation_key',
       'version_sha256',
       'version_commit',
+      'wake_at',
     ]);
     expect(ALL_COLUMNS).toEqual([
       'id',
@@ -149,6 +153,9 @@ const e = \`AS v(id text, status text, attempt int, record json)\`;`,
       'correlation_key',
       'version_sha256',
       'version_commit',
+      'wake_at',
+      'retry_of',
+      'cancel_requested',
     ]);
   });
 });

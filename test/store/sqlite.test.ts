@@ -112,9 +112,20 @@ describe('SqliteStore specifics', () => {
         'executions_integration_queued',
         'executions_queued',
         'executions_status',
+        'executions_waiting_integration',
+        'executions_waiting_wake',
       ]);
-      // The correlation and version columns (migration 5) sit before the bulky ones too.
-      expect(columns('executions').slice(-5)).toEqual(['correlation_key', 'version_sha256', 'version_commit', 'trigger', 'record']);
+      // The correlation and version columns (migration 6) and the durable ones (7) sit before the bulky ones too.
+      expect(columns('executions').slice(-8)).toEqual([
+        'correlation_key',
+        'version_sha256',
+        'version_commit',
+        'wake_at',
+        'retry_of',
+        'cancel_requested',
+        'trigger',
+        'record',
+      ]);
     } finally {
       await store.close();
     }

@@ -278,9 +278,9 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
         [c.id, 'running'],
       ]);
       expect(left[2]!.trigger).toEqual(c.trigger);
-      // The next attempt starts clean.
+      // The next attempt resumes from the stored steps (the engine runs the one that was running again).
       const again = (await store.markRunning(c.id, 2))!;
-      expect(again).toMatchObject({ status: 'running', attempt: 2, steps: [] });
+      expect(again).toMatchObject({ status: 'running', attempt: 2, steps: [{ id: 'x', status: 'running' }] });
       expect((await store.getExecution(c.id))!.attempt).toBe(2);
     });
 

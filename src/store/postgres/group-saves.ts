@@ -44,6 +44,9 @@ export function rowsJson(rows: Array<Partial<ExecutionColumns> & { queuedGiven?:
     if (c.correlationKey !== undefined) o += `,"correlation_key":${j(c.correlationKey)}`;
     if (c.versionSha256 !== undefined) o += `,"version_sha256":${j(c.versionSha256)}`;
     if (c.versionCommit !== undefined) o += `,"version_commit":${j(c.versionCommit)}`;
+    if (c.wakeAt !== undefined) o += `,"wake_at":${j(c.wakeAt)}`;
+    if (c.retryOf !== undefined) o += `,"retry_of":${j(c.retryOf)}`;
+    if (c.cancelRequested !== undefined) o += `,"cancel_requested":${c.cancelRequested ? 'true' : 'false'}`;
     if (c.queuedGiven !== undefined) o += `,"queued_given":${c.queuedGiven ? 'true' : 'false'}`;
     out.push(`${o}}`);
   }
@@ -206,6 +209,7 @@ export class GroupSaves {
         c.correlationKey,
         c.versionSha256,
         c.versionCommit,
+        c.wakeAt,
         owner,
         seconds,
       ]),
@@ -236,6 +240,9 @@ export class GroupSaves {
         c.correlationKey,
         c.versionSha256,
         c.versionCommit,
+        c.wakeAt,
+        c.retryOf,
+        c.cancelRequested,
         !!p.record.queuedAt,
         owner,
         seconds,

@@ -144,6 +144,32 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   ALTER TABLE ${s}.executions ADD COLUMN correlation_key TEXT, ADD COLUMN version_sha256 TEXT, ADD COLUMN version_commit TEXT;
   CREATE INDEX executions_correlation ON ${s}.executions (correlation_key, queued_at) WHERE correlation_key IS NOT NULL;
   `,
+  // 9: durable execution (docs/promises.md). A waiting execution's wake-up, indexed for the waker
+  // over waiting rows only (as is the count per integration, the cap on waiting executions); the
+  // execution a retry retries; the cancel requested while it ran (a constant default: no rewrite).
+  // Callback tokens, with their first request: `consumed_at` is set when that request has woken
+  // the execution (the waker's safety net looks for received requests that have not: the partial
+  // index).
+  (s) => `
+  ALTER TABLE ${s}.executions ADD COLUMN wake_at TIMESTAMPTZ, ADD COLUMN retry_of TEXT,
+    ADD COLUMN cancel_requested BOOLEAN NOT NULL DEFAULT FALSE;
+  CREATE INDEX executions_waiting_wake ON ${s}.executions (wake_at) WHERE status = 'waiting';
+  CREATE INDEX executions_waiting_integration ON ${s}.executions (integration) WHERE status = 'waiting';
+
+  CREATE TABLE ${s}.callbacks (
+    token        TEXT PRIMARY KEY,
+    execution_id TEXT NOT NULL,
+    integration  TEXT NOT NULL,
+    step         TEXT NOT NULL,
+    test         BOOLEAN NOT NULL DEFAULT FALSE,
+    expires_at   TIMESTAMPTZ NOT NULL,
+    request      JSON,
+    received_at  TIMESTAMPTZ,
+    consumed_at  TIMESTAMPTZ
+  );
+  CREATE INDEX callbacks_unconsumed ON ${s}.callbacks (execution_id) WHERE received_at IS NOT NULL AND consumed_at IS NULL;
+  CREATE INDEX callbacks_expires ON ${s}.callbacks (expires_at);
+  `,
 ];
 
 export function quoteIdent(name: string): string {

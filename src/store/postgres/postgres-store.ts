@@ -14,16 +14,18 @@
  */
 import pg from 'pg';
 import type { PoolClient, PoolConfig } from 'pg';
+import type { CallbackRequest } from '../../engine/durable.js';
 import type { ExecutionRecord } from '../../engine/record.js';
 import { queuedRecord, runningRecord } from '../execution-states.js';
 import { columnsOf } from '../execution-rows.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import type { ExecutionQueue, QueueOptions } from '../queue.js';
 import { dollarPlaceholders, type SqlDialect, type Step, type StepResult } from '../sql/dialect.js';
-import { advisoryXactLock, executionPlans, setSearchPath } from '../sql/postgres-plans.js';
+import * as shared from '../sql/plans.js';
+import { advisoryXactLock, executionPlans, setSearchPath, wakePlans } from '../sql/postgres-plans.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { deriveKey, SECRET_ENV, TokenCipher } from '../token-crypto.js';
-import type { IdempotencyClaim, NewExecution, SaveOptions } from '../types.js';
+import type { CallbackReceipt, IdempotencyClaim, NewExecution, SaveOptions } from '../types.js';
 import { storageError } from './errors.js';
 import { GroupSaves, rowsJson } from './group-saves.js';
 import { LeaseLocks } from './lease-locks.js';
@@ -147,6 +149,7 @@ export class PostgresStore extends SqlStore {
   private readonly saves: GroupSaves;
   /** This store's own statements (built once for its schema's table). */
   private readonly sql: ReturnType<typeof executionPlans>;
+  private readonly wakeSql: ReturnType<typeof wakePlans>;
   private leaseLocks?: LeaseLocks;
 
   private constructor(pool: pg.Pool, schema: string, tokenKey: () => Buffer) {
@@ -173,6 +176,7 @@ export class PostgresStore extends SqlStore {
     this.s = quoteIdent(schema);
     this.channel = channelFor(schema);
     this.sql = executionPlans(`${this.s}.executions`);
+    this.wakeSql = wakePlans(this.s);
     this.saves = new GroupSaves({
       pool,
       table: `${this.s}.executions`,
@@ -345,6 +349,48 @@ export class PostgresStore extends SqlStore {
   lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     this.leaseLocks ??= new LeaseLocks(this.pool, `${this.s}.locks`);
     return this.leaseLocks.run(key, fn, signal);
+  }
+
+  // Durable execution -------------------------------------------------------------------------------
+
+  /**
+   * One statement (one commit): the due rows each locked by one waker cluster-wide, made queued,
+   * and a NOTIFY that makes every replica's queue claim them (postgres-plans.ts `wakePlans`).
+   */
+  async wakeDue(now: Date, limit: number): Promise<ExecutionRecord[]> {
+    if (this.closed) throw new Error('the store is closed');
+    const at = now.toISOString();
+    const n = Math.max(0, Math.floor(limit));
+    const { rows } = await this.pool
+      .query<Record<string, unknown> & { id: string; due_at: Date }>(prepared(this.wakeSql.wakeDue, [at, at, at, n, n, at, this.channel]))
+      .catch((err: unknown) => Promise.reject(storageError(err)));
+    this.stats.commits++;
+    // Oldest wake-up first, as picked.
+    rows.sort((a, b) => a.due_at.getTime() - b.due_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return rows.map((r) => this.record(r));
+  }
+
+  /**
+   * The request and the wake-up in one transaction. Concurrent requests to one token wait on its
+   * row: the first records its request, the others then find it recorded (`used`).
+   */
+  async receiveCallback(token: string, request: CallbackRequest, now: Date): Promise<CallbackReceipt> {
+    const at = now.toISOString();
+    return this.pgd.tx(async (c) => {
+      const { rows } = await c.query<{ execution_id: string }>(dollarPlaceholders(shared.recordCallbackRequest), [
+        JSON.stringify(request),
+        at,
+        token,
+        at,
+      ]);
+      const got = rows[0]?.execution_id;
+      if (got !== undefined) {
+        await c.query(dollarPlaceholders(shared.makeDue), [at, got]);
+        return this.callbackReceipt(got, undefined, at);
+      }
+      const existing = await c.query(dollarPlaceholders(shared.getCallback), [token]);
+      return this.callbackReceipt(undefined, existing.rows[0], at);
+    });
   }
 }
 

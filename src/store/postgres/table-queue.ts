@@ -22,9 +22,10 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type pg from 'pg';
 import type { PoolClient } from 'pg';
+import type { ExecutionRecord } from '../../engine/record.js';
 import { runningRecord } from '../execution-states.js';
 import { recordFromRow } from '../execution-rows.js';
-import { Lanes, type ExecutionQueue, type QueueBinding, type QueuedJob, type QueueOptions } from '../queue.js';
+import { Lanes, WAKE_BATCH, type ExecutionQueue, type QueueBinding, type QueuedJob, type QueueOptions } from '../queue.js';
 import { iso } from '../timestamps.js';
 import { listen, queuePlans, unlisten } from '../sql/postgres-plans.js';
 import { quoteIdent } from './migrations.js';
@@ -34,6 +35,8 @@ import { prepared } from './prepared.js';
 export interface TableQueueHost {
   readonly pool: pg.Pool;
   readonly schema: string;
+  /** Store.wakeDue: due waiting rows made queued, once cluster-wide, with the channel's NOTIFY. */
+  wakeDue(now: Date, limit: number): Promise<ExecutionRecord[]>;
 }
 
 export const DEFAULT_LEASE_SEC = 60;
@@ -65,6 +68,7 @@ interface ClaimRow {
 
 export class TableQueue implements ExecutionQueue {
   private readonly pool: pg.Pool;
+  private readonly host: TableQueueHost;
   /** The queue's statements on this schema's executions table. */
   private readonly sql: ReturnType<typeof queuePlans>;
   private readonly channel: string;
@@ -99,6 +103,7 @@ export class TableQueue implements ExecutionQueue {
 
   constructor(host: TableQueueHost, opts: QueueOptions & { owner: string }) {
     this.pool = host.pool;
+    this.host = host;
     this.sql = queuePlans(`${quoteIdent(host.schema)}.executions`);
     this.channel = channelFor(host.schema);
     this.leaseSec = Math.max(1, opts.leaseSec ?? DEFAULT_LEASE_SEC);
@@ -165,6 +170,22 @@ export class TableQueue implements ExecutionQueue {
     // Handed back: its lease ends now, so another replica (or this one) takes it over at once.
     if (outcome === 'abandoned' && !this.stopped) this.track(this.expire([job.id]));
     this.kick();
+  }
+
+  /**
+   * Due waiting rows become queued rows (once, whichever replica's waker gets them); every
+   * replica's claim then takes them like any queued row, at the same attempt (the claim adds one
+   * only to rows it takes over from a running holder). Counted and hinted here at once; the
+   * statement's NOTIFY tells the other replicas.
+   */
+  async wake(now: Date): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const woke = await this.host.wakeDue(now, WAKE_BATCH);
+      if (woke.length) this.push(woke.map((r) => ({ id: r.id, integration: r.integration, attempt: r.attempt })));
+      total += woke.length;
+      if (woke.length < WAKE_BATCH) return total;
+    }
   }
 
   async recover(): Promise<number> {

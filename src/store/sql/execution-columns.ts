@@ -25,6 +25,9 @@ const COLUMNS = {
   correlation_key: ['correlationKey', 'text'],
   version_sha256: ['versionSha256', 'text'],
   version_commit: ['versionCommit', 'text'],
+  wake_at: ['wakeAt', 'timestamptz'],
+  retry_of: ['retryOf', 'text'],
+  cancel_requested: ['cancelRequested', 'boolean'],
 } as const satisfies Record<string, readonly [keyof ExecutionColumns, string]>;
 
 export type ExecutionColumn = keyof typeof COLUMNS;
@@ -36,12 +39,17 @@ const except = (...left: ExecutionColumn[]) => ALL_COLUMNS.filter((c) => !left.i
 
 /** What a record is rebuilt from (../execution-rows.ts `recordFromRow`). */
 export const RECORD_COLUMNS = except('duration_ms', 'error');
-/** A list row: no trigger, no record (`summaryFromRow`). */
-export const SUMMARY_COLUMNS = except('trigger', 'record');
-/** What a run changes in an existing row (`stateColumnsOf`): never the trigger or when it was queued. */
-export const STATE_COLUMNS = except('integration', 'test', 'trigger', 'queued_at');
-/** What an enqueue writes: the row up to `queued_at`; the rest is written by the run. */
-export const QUEUED_COLUMNS = except('started_at', 'finished_at', 'duration_ms', 'error');
+/** A list row: no trigger, no record (`summaryFromRow`); the cancel flag only matters to a running process. */
+export const SUMMARY_COLUMNS = except('trigger', 'record', 'cancel_requested');
+/**
+ * What a run changes in an existing row (`stateColumnsOf`): never the trigger or when it was
+ * queued, nor what is set once at creation (`retry_of`) or by someone else while it runs
+ * (`cancel_requested`, set by `cancelExecution`: a checkpoint of the running process must not
+ * clear it).
+ */
+export const STATE_COLUMNS = except('integration', 'test', 'trigger', 'queued_at', 'retry_of', 'cancel_requested');
+/** What an enqueue writes: the row up to `queued_at` and what it retries; the rest is written by the run. */
+export const QUEUED_COLUMNS = except('started_at', 'finished_at', 'duration_ms', 'error', 'wake_at', 'cancel_requested');
 
 /** The field of `ExecutionColumns` a column is written from. */
 export const fieldOf = (column: ExecutionColumn): keyof ExecutionColumns => COLUMNS[column][0];

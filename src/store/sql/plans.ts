@@ -32,7 +32,7 @@ export const latestExecutions = (count: number) =>
      SELECT (SELECT x.id FROM executions x WHERE x.integration = n.column1 ORDER BY x.queued_at DESC, x.id DESC LIMIT 1)
      FROM (VALUES ${Array.from({ length: count }, () => '(?)').join(', ')}) AS n)`;
 
-export function listExecutions(f: { integration?: string; status?: string; correlation?: string; before?: string; limit: number }): {
+export function listExecutions(f: { integration?: string; status?: string; correlation?: string; since?: string; before?: string; limit: number }): {
   sql: string;
   params: unknown[];
 } {
@@ -49,6 +49,10 @@ export function listExecutions(f: { integration?: string; status?: string; corre
   if (f.status !== undefined) {
     where.push('status = ?');
     params.push(f.status);
+  }
+  if (f.since !== undefined) {
+    where.push('queued_at >= ?');
+    params.push(f.since);
   }
   if (f.before !== undefined) {
     where.push('queued_at < ?');
@@ -79,11 +83,13 @@ export const stateAssignments = (value: (column: ExecutionColumn) => string) =>
     value,
   );
 
-const UPSERTED_OVER = ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'trigger');
+/** Written when the row is created, never over it: a save does not clear a cancel requested meanwhile. */
+const UPSERTED_OVER = ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'trigger' && c !== 'retry_of' && c !== 'cancel_requested');
 
 /**
  * What a save writes over an existing row when it may have to create it (the upsert): all but the
- * id and the trigger (which never changes), and queued_at only when the record names one.
+ * id, the trigger (which never changes), what the row was created with (`retry_of`) and the cancel
+ * flag (`cancelExecution`'s), and queued_at only when the record names one.
  * `from`: the new values (`excluded`, a row set); `queuedGiven`: whether the record names queued_at;
  * `existing`: the row as it was.
  */
@@ -94,9 +100,87 @@ export const upsertAssignments = (from: string, queuedGiven: string, existing: s
 
 /** Finished executions before `cutoff`, and the schedule/poll ticks claimed before it. */
 export const prune = (cutoff: string): Step[] => [
-  s(`DELETE FROM executions WHERE status IN ('succeeded', 'failed') AND finished_at IS NOT NULL AND finished_at < ?`, cutoff),
+  s(`DELETE FROM executions WHERE status IN ('succeeded', 'failed', 'cancelled') AND finished_at IS NOT NULL AND finished_at < ?`, cutoff),
   s('DELETE FROM ticks WHERE claimed_at < ?', cutoff),
 ];
+
+// Durable execution: waiting, callbacks, cancel (docs/promises.md) ----------------------------------
+
+/** The earliest wake-up of the waiting rows (the partial index on wake_at). */
+export const nextWakeAt = `SELECT MIN(wake_at) AS wake_at FROM executions WHERE status = 'waiting'`;
+/** Waiting rows of one integration (the partial index on integration). */
+export const countWaiting = `SELECT COUNT(*) AS n FROM executions WHERE status = 'waiting' AND integration = ?`;
+
+/**
+ * The waiting rows that are due at `now` (parameters: now, now, now, limit, limit): those whose
+ * wake-up has come (the wake_at index), and those with a callback request that has not woken them
+ * yet (the callbacks' unconsumed index: a request that came while the execution still ran toward
+ * its wait) — oldest wake-up first, a callback's as if due now. `lock`: PostgreSQL's
+ * `FOR UPDATE SKIP LOCKED`, so that concurrent wakers each take other rows.
+ */
+export const dueWaiting = (table = 'executions', callbacks = 'callbacks', lock = '') =>
+  `SELECT e.id, CASE WHEN e.wake_at <= ? THEN e.wake_at ELSE ? END AS due_at FROM ${table} e WHERE e.status = 'waiting' AND e.id IN (
+     SELECT * FROM (SELECT w.id FROM ${table} w WHERE w.status = 'waiting' AND w.wake_at <= ? ORDER BY w.wake_at LIMIT ?) AS timed
+     UNION
+     SELECT c.execution_id FROM ${callbacks} c WHERE c.received_at IS NOT NULL AND c.consumed_at IS NULL)
+   ORDER BY due_at, e.id LIMIT ?${lock}`;
+
+/** One due row made queued again (SQLite: one process wakes, inside one transaction). */
+export const wakeOne = `UPDATE executions SET status = 'queued', wake_at = NULL WHERE id = ? AND status = 'waiting' RETURNING ${EXEC_COLS}`;
+/** The received requests of a woken execution have woken it: the safety net does not wake it for them again. */
+export const consumeCallbacks = 'UPDATE callbacks SET consumed_at = ? WHERE execution_id = ? AND received_at IS NOT NULL AND consumed_at IS NULL';
+
+export const CALLBACK_COLS = 'token, execution_id, integration, step, test, expires_at, request, received_at';
+export const createCallback = (c: {
+  token: string;
+  executionId: string;
+  integration: string;
+  step: string;
+  test: boolean;
+  expiresAt: string;
+  request: string | null;
+  receivedAt: string | null;
+}): Step =>
+  s(
+    `INSERT INTO callbacks (${CALLBACK_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    c.token,
+    c.executionId,
+    c.integration,
+    c.step,
+    c.test,
+    c.expiresAt,
+    c.request,
+    c.receivedAt,
+  );
+export const getCallback = `SELECT ${CALLBACK_COLS} FROM callbacks WHERE token = ?`;
+/**
+ * A callback's first request (request, receivedAt, token, now): only while it has none and has
+ * not expired. The row lock makes concurrent requests wait for each other: exactly one is recorded.
+ */
+export const recordCallbackRequest = `UPDATE callbacks SET request = ?, received_at = ? WHERE token = ? AND received_at IS NULL AND expires_at > ?
+  RETURNING execution_id`;
+/** Makes an execution waiting on anything due now (the waker takes it at its next sweep): wakeAt, id. */
+export const makeDue = `UPDATE executions SET wake_at = ? WHERE id = ? AND status = 'waiting'`;
+export const pruneCallbacks = (now: string): Step => s('DELETE FROM callbacks WHERE expires_at <= ?', now);
+
+/**
+ * Cancel, in one transaction: a queued or waiting execution is cancelled at once; a running one
+ * gets the flag (its process stops it at its next step boundary, and its own final save decides
+ * the status: saves never write the flag, and nothing else sets `cancelled` on a running row);
+ * then the row as it stands (finished, or missing). Parameters: now, id.
+ */
+export const cancelExecution = (id: string, now: string): Step[] => [
+  s(
+    `UPDATE executions SET status = 'cancelled', finished_at = ?, wake_at = NULL WHERE id = ? AND status IN ('queued', 'waiting') RETURNING ${EXEC_COLS}`,
+    now,
+    id,
+  ),
+  s(`UPDATE executions SET cancel_requested = ? WHERE id = ? AND status = 'running' RETURNING ${EXEC_COLS}`, true, id),
+  s(getExecution, id),
+];
+/** Which of `count` ids (the parameters, then `true`) have a cancel requested. */
+export const cancelRequested = (count: number) =>
+  `SELECT id FROM executions WHERE id IN (${Array.from({ length: count }, () => '?').join(', ')}) AND cancel_requested = ?`;
 
 // Idempotency keys (docs/triggers.md "Idempotency") ------------------------------------------------
 

@@ -19,7 +19,7 @@ import {
   rowTypes,
   STATE_COLUMNS,
 } from './execution-columns.js';
-import { markRunningSql, stateAssignments, upsertAssignments } from './plans.js';
+import { dueWaiting, markRunningSql, stateAssignments, upsertAssignments } from './plans.js';
 
 /** Now plus `seconds` (a parameter) seconds. */
 const leaseUntil = (seconds: string) => `now() + ${seconds} * interval '1 second'`;
@@ -131,6 +131,29 @@ export function queuePlans(t: string) {
     poll: `SELECT integration, count(*) FILTER (WHERE status = 'queued')::int AS queued,
          count(*) FILTER (WHERE lease_until IS NULL OR lease_until < now())::int AS claimable
        FROM ${t} WHERE status IN ('queued', 'running') GROUP BY integration`,
+  };
+}
+
+/**
+ * The waker's statement on schema `s` (quoted): the due waiting rows (plans.ts `dueWaiting`), each
+ * locked by one waker (`SKIP LOCKED`: concurrent wakers on other replicas take other rows, and a
+ * row is re-checked to be still waiting once locked), made queued with their callback requests
+ * marked as having woken them, and a NOTIFY on the queue's channel naming their integrations
+ * (delivered at commit), so every replica claims them at once. Parameters: now, now, now, limit,
+ * limit, now, channel. Each row comes with its `due_at` (RETURNING keeps no order).
+ */
+export function wakePlans(s: string) {
+  const t = `${s}.executions`;
+  return {
+    wakeDue: dollarPlaceholders(`WITH picked AS (${dueWaiting(t, `${s}.callbacks`, ' FOR UPDATE OF e SKIP LOCKED')}),
+       consumed AS (
+         UPDATE ${s}.callbacks c SET consumed_at = CAST(? AS timestamptz) FROM picked p
+         WHERE c.execution_id = p.id AND c.received_at IS NOT NULL AND c.consumed_at IS NULL),
+       woke AS (
+         UPDATE ${t} e SET status = 'queued', wake_at = NULL FROM picked p WHERE e.id = p.id
+         RETURNING ${columnList(RECORD_COLUMNS, 'e.')}, p.due_at),
+       names AS (SELECT string_agg(DISTINCT integration, E'\\n') AS list FROM woke)
+     SELECT woke.*, (SELECT pg_notify(?, CASE WHEN octet_length(list) < 7900 THEN list ELSE '' END) FROM names) AS notified FROM woke`),
   };
 }
 

@@ -5,6 +5,7 @@
  * (enqueue, saves), the queue, and how locks reach across processes.
  */
 import type { StoredTokens, TokenStore } from '../../connectors/types.js';
+import type { CallbackRequest } from '../../engine/durable.js';
 import type { ExecutionRecord, ExecutionStatus } from '../../engine/record.js';
 import { captureColumns, DEFAULT_CAPTURE_KEEP, summaryFields } from '../captures.js';
 import { runningRecord } from '../execution-states.js';
@@ -17,6 +18,9 @@ import { newWebhookToken } from '../webhook-token.js';
 import type { ExecutionQueue, QueueOptions } from '../queue.js';
 import type { TokenCipher } from '../token-crypto.js';
 import type {
+  CallbackEntry,
+  CallbackReceipt,
+  CancelOutcome,
   Capture,
   CaptureBounds,
   CaptureQuery,
@@ -66,6 +70,10 @@ export abstract class SqlStore implements Store {
   abstract saveExecution(record: ExecutionRecord, opts?: SaveOptions): Promise<void>;
   abstract commitPoll(integration: string, keys: string[], maxSeen: number, executions: NewExecution[]): Promise<void>;
   abstract lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** Exactly once per row cluster-wide: each engine its own way (one writer; SKIP LOCKED). */
+  abstract wakeDue(now: Date, limit: number): Promise<ExecutionRecord[]>;
+  /** One transaction with a decision in the middle: each engine runs it on its own connection. */
+  abstract receiveCallback(token: string, request: CallbackRequest, now: Date): Promise<CallbackReceipt>;
 
   protected read<R = Row>(sql: string, params: unknown[] = []): Promise<R[]> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
@@ -81,6 +89,20 @@ export abstract class SqlStore implements Store {
 
   protected record(row: Row): ExecutionRecord {
     return recordFromRow(row as never, (v) => this.d.json(v));
+  }
+
+  protected callback(row: Row): CallbackEntry {
+    const entry: CallbackEntry = {
+      token: String(row.token),
+      executionId: String(row.execution_id),
+      integration: String(row.integration),
+      step: String(row.step),
+      test: !!row.test,
+      expiresAt: iso(row.expires_at as string | Date)!,
+    };
+    if (row.request != null) entry.request = this.d.json(row.request) as CallbackRequest;
+    if (row.received_at != null) entry.receivedAt = iso(row.received_at as string | Date)!;
+    return entry;
   }
 
   private capture(row: Row): Capture {
@@ -136,6 +158,7 @@ export abstract class SqlStore implements Store {
       integration: filter.integration,
       status: filter.status,
       correlation: filter.correlation,
+      since: filter.since === undefined ? undefined : iso(filter.since),
       before: filter.before === undefined ? undefined : iso(filter.before),
       limit: clampLimit(filter.limit),
     });
@@ -171,6 +194,77 @@ export abstract class SqlStore implements Store {
   async pruneExecutions(before: Date): Promise<number> {
     const [r] = await this.write('prune', plan.prune(before.toISOString()));
     return r!.changes;
+  }
+
+  // Durable execution -----------------------------------------------------------------------------
+
+  async nextWakeAt(): Promise<string | undefined> {
+    const [row] = await this.read<{ wake_at: string | Date | null }>(plan.nextWakeAt);
+    return iso(row?.wake_at ?? undefined);
+  }
+
+  async countWaiting(integration: string): Promise<number> {
+    const [row] = await this.read<{ n: number | string }>(plan.countWaiting, [integration]);
+    return Number(row?.n ?? 0);
+  }
+
+  async createCallback(entry: CallbackEntry): Promise<void> {
+    await this.write('callback', [
+      plan.createCallback({
+        token: entry.token,
+        executionId: entry.executionId,
+        integration: entry.integration,
+        step: entry.step,
+        test: !!entry.test,
+        expiresAt: iso(entry.expiresAt)!,
+        request: entry.request === undefined ? null : JSON.stringify(entry.request),
+        receivedAt: iso(entry.receivedAt) ?? null,
+      }),
+    ]);
+  }
+
+  async getCallback(token: string): Promise<CallbackEntry | undefined> {
+    const [row] = await this.read(plan.getCallback, [token]);
+    return row ? this.callback(row) : undefined;
+  }
+
+  /** What `receiveCallback` answers once its request was recorded or not (`recorded`: the execution it woke). */
+  protected callbackReceipt(recorded: string | undefined, existing: Row | undefined, now: string): CallbackReceipt {
+    if (recorded !== undefined) return { outcome: 'accepted', executionId: recorded };
+    // Expired counts before used: the URL is gone either way (404, not 409).
+    if (!existing || iso(existing.expires_at as string | Date)! <= now) return { outcome: 'unknown' };
+    if (existing.received_at != null) return { outcome: 'used', executionId: String(existing.execution_id) };
+    // Not recorded, not expired, not used: it expired between the two statements.
+    return { outcome: 'unknown' };
+  }
+
+  async pruneCallbacks(now: Date): Promise<number> {
+    const [r] = await this.write('prune', [plan.pruneCallbacks(now.toISOString())]);
+    return r!.changes;
+  }
+
+  async cancelExecution(id: string, now: Date): Promise<CancelOutcome> {
+    // A row that moved between the statements (running → waiting on another replica) is tried again.
+    for (let tries = 0; tries < 3; tries++) {
+      const [cancelled, requested, current] = await this.write('cancel', plan.cancelExecution(id, now.toISOString()));
+      if (cancelled!.rows[0]) return { outcome: 'cancelled', record: this.record(cancelled!.rows[0]) };
+      if (requested!.rows[0]) return { outcome: 'requested', record: this.record(requested!.rows[0]) };
+      const row = current!.rows[0];
+      if (!row) return { outcome: 'unknown' };
+      const record = this.record(row);
+      if (record.status === 'succeeded' || record.status === 'failed' || record.status === 'cancelled') return { outcome: 'finished', record };
+    }
+    throw new Error(`execution ${id} changed state while it was being cancelled; try again`);
+  }
+
+  async cancelRequested(ids: readonly string[]): Promise<string[]> {
+    const out: string[] = [];
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += LATEST_CHUNK) {
+      const chunk = unique.slice(i, i + LATEST_CHUNK);
+      for (const r of await this.read<{ id: string }>(plan.cancelRequested(chunk.length), [...chunk, true])) out.push(r.id);
+    }
+    return out;
   }
 
   /** The claim's steps for `enqueueOnce` (its key, kind and window). */

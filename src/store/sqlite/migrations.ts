@@ -193,6 +193,61 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
   CREATE INDEX executions_correlation ON executions (correlation_key, queued_at) WHERE correlation_key IS NOT NULL;
   `,
+  // 7: durable execution (docs/promises.md). A waiting execution's wake-up, indexed for the waker
+  // over waiting rows only (as is the count per integration, the cap on waiting executions); the
+  // execution a retry retries; the cancel requested while it ran. Rebuilt so they sit before the
+  // bulky trigger and record (see 4: summaries read them). Callback tokens, with their first
+  // request: `consumed_at` is set when that request has woken the execution (the waker's safety
+  // net looks for received requests that have not: the partial index).
+  `
+  CREATE TABLE executions_durable (
+    id               TEXT PRIMARY KEY,
+    integration      TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    test             INTEGER NOT NULL DEFAULT 0,
+    attempt          INTEGER NOT NULL DEFAULT 1,
+    queued_at        TEXT NOT NULL,
+    started_at       TEXT,
+    finished_at      TEXT,
+    duration_ms      INTEGER,
+    error            TEXT,
+    correlation_key  TEXT,
+    version_sha256   TEXT,
+    version_commit   TEXT,
+    wake_at          TEXT,
+    retry_of         TEXT,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    trigger          TEXT NOT NULL,
+    record           TEXT NOT NULL
+  );
+  INSERT INTO executions_durable (id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error,
+      correlation_key, version_sha256, version_commit, trigger, record)
+    SELECT id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error,
+      correlation_key, version_sha256, version_commit, trigger, record FROM executions;
+  DROP TABLE executions;
+  ALTER TABLE executions_durable RENAME TO executions;
+  CREATE INDEX executions_integration_queued ON executions (integration, queued_at);
+  CREATE INDEX executions_queued ON executions (queued_at);
+  CREATE INDEX executions_status ON executions (status);
+  CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
+  CREATE INDEX executions_correlation ON executions (correlation_key, queued_at) WHERE correlation_key IS NOT NULL;
+  CREATE INDEX executions_waiting_wake ON executions (wake_at) WHERE status = 'waiting';
+  CREATE INDEX executions_waiting_integration ON executions (integration) WHERE status = 'waiting';
+
+  CREATE TABLE callbacks (
+    token        TEXT PRIMARY KEY,
+    execution_id TEXT NOT NULL,
+    integration  TEXT NOT NULL,
+    step         TEXT NOT NULL,
+    test         INTEGER NOT NULL DEFAULT 0,
+    expires_at   TEXT NOT NULL,
+    request      TEXT,
+    received_at  TEXT,
+    consumed_at  TEXT
+  );
+  CREATE INDEX callbacks_unconsumed ON callbacks (execution_id) WHERE received_at IS NOT NULL AND consumed_at IS NULL;
+  CREATE INDEX callbacks_expires ON callbacks (expires_at);
+  `,
 ];
 
 export function migrate(db: Database.Database): number {

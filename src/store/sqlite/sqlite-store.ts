@@ -16,16 +16,18 @@
 import Database from 'better-sqlite3';
 import { accessSync, chmodSync, closeSync, constants, fdatasync, mkdirSync, openSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import type { CallbackRequest } from '../../engine/durable.js';
 import type { ExecutionRecord } from '../../engine/record.js';
 import { queuedRecord } from '../execution-states.js';
 import { columnsOf, parseJsonText, stateColumnsOf } from '../execution-rows.js';
 import { KeyedMutex } from '../keyed-mutex.js';
 import { InProcessQueue, type ExecutionQueue } from '../queue.js';
 import type { SqlDialect, Step, StepResult } from '../sql/dialect.js';
+import * as shared from '../sql/plans.js';
 import * as plan from '../sql/sqlite-plans.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { loadTokenKey, TokenCipher } from '../token-crypto.js';
-import type { IdempotencyClaim, NewExecution, SaveOptions } from '../types.js';
+import type { CallbackReceipt, IdempotencyClaim, NewExecution, SaveOptions } from '../types.js';
 import { openError, readError, writeError } from './errors.js';
 import { migrate } from './migrations.js';
 import { WriteQueue } from './write-queue.js';
@@ -216,6 +218,7 @@ export class SqliteStore extends SqlStore {
         correlationKey: c.correlationKey,
         versionSha256: c.versionSha256,
         versionCommit: c.versionCommit,
+        retryOf: c.retryOf,
       });
     }
   }
@@ -245,7 +248,12 @@ export class SqliteStore extends SqlStore {
         if (changed) return;
       }
       const c = columnsOf(record, new Date().toISOString());
-      this.sqlite.prepare(plan.upsertExecution).run({ ...c, test: c.test ? 1 : 0, queuedAtGiven: record.queuedAt ? 1 : 0 });
+      this.sqlite.prepare(plan.upsertExecution).run({
+        ...c,
+        test: c.test ? 1 : 0,
+        cancelRequested: c.cancelRequested ? 1 : 0,
+        queuedAtGiven: record.queuedAt ? 1 : 0,
+      });
     });
   }
 
@@ -260,6 +268,37 @@ export class SqliteStore extends SqlStore {
 
   lock<T>(key: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     return this.locks.run(key, fn, signal);
+  }
+
+  // Durable execution -------------------------------------------------------------------------------
+
+  /** One process writes the file, one write at a time: what this transaction picks, nobody else does. */
+  wakeDue(now: Date, limit: number): Promise<ExecutionRecord[]> {
+    const at = now.toISOString();
+    const n = Math.max(0, Math.floor(limit));
+    return this.run('wake', () => {
+      const due = this.sqlite.prepare(shared.dueWaiting()).all(at, at, at, n, n) as Array<{ id: string }>;
+      const woke: ExecutionRecord[] = [];
+      for (const { id } of due) {
+        const row = this.sqlite.prepare(shared.wakeOne).get(id) as Record<string, unknown> | undefined;
+        if (!row) continue;
+        this.sqlite.prepare(shared.consumeCallbacks).run(at, id);
+        woke.push(this.record(row));
+      }
+      return woke;
+    });
+  }
+
+  /** The request and the wake-up in one transaction (the write queue's). */
+  receiveCallback(token: string, request: CallbackRequest, now: Date): Promise<CallbackReceipt> {
+    const at = now.toISOString();
+    const body = JSON.stringify(request);
+    return this.run('callback', () => {
+      const got = this.sqlite.prepare(shared.recordCallbackRequest).get(body, at, token, at) as { execution_id: string } | undefined;
+      if (got) this.sqlite.prepare(shared.makeDue).run(at, got.execution_id);
+      const existing = got ? undefined : (this.sqlite.prepare(shared.getCallback).get(token) as Record<string, unknown> | undefined);
+      return this.callbackReceipt(got?.execution_id, existing, at);
+    });
   }
 }
 
