@@ -47,7 +47,7 @@ export interface DurableHost {
    */
   readonly mode: 'suspend' | 'now';
   /** `mode: now`: told about each wait as it finishes at once (the test report lists them). */
-  waited?(wait: WaitingFor & { wakeAt?: string }): void;
+  waited?(wait: WaitingFor & { wakeAt?: string; for?: string; until?: string }): void;
 }
 
 /**

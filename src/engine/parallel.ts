@@ -5,6 +5,7 @@
  * executions, webhooks, timers — until the last one.
  */
 import { performance } from 'node:perf_hooks';
+import { WaitSignal } from './durable.js';
 
 /** How long a run of items may go on before the event loop gets a turn. */
 const TURN_MS = 10;
@@ -35,7 +36,9 @@ export class Turns {
 /**
  * `fn` over `items` with at most `concurrency` at once, results in item order. `fn` is called in
  * item order, so whatever it records first (an iteration's record) is in order too. After a
- * failure no further item starts; those running finish, then the first failure is thrown.
+ * failure no further item starts; those running finish, then the first failure is thrown. A wait
+ * (core.wait in an iteration) stops new items the same way, but a real failure wins over it, and
+ * of several waits the earliest to wake is thrown (the others wait again when it resumes).
  */
 export async function mapInOrder<T, R>(
   items: readonly T[],
@@ -60,7 +63,7 @@ export async function mapInOrder<T, R>(
       try {
         out[i] = await fn(items[i]!, i);
       } catch (err) {
-        failure ??= { err };
+        failure = firstToReport(failure, err);
         return;
       }
       const turn = turns.due();
@@ -72,4 +75,14 @@ export async function mapInOrder<T, R>(
   await Promise.all(workers);
   if (failure) throw failure.err;
   return out;
+}
+
+/** A failure wins over a wait; the first failure over later ones; the earliest wake-up over later ones (no wakeAt: last). */
+function firstToReport(kept: { err: unknown } | undefined, err: unknown): { err: unknown } {
+  if (!kept) return { err };
+  if (!(kept.err instanceof WaitSignal)) return kept;
+  if (!(err instanceof WaitSignal)) return { err };
+  const a = kept.err.wakeAt ?? '\uffff';
+  const b = err.wakeAt ?? '\uffff';
+  return b < a ? { err } : kept;
 }

@@ -16,7 +16,9 @@ import { mapInOrder, Turns } from './parallel.js';
 import { type CallHost, MAX_CALL_DEPTH } from './call.js';
 import { invokeWithRetry, type RetrySleep } from './step-attempts.js';
 import { connectorFor } from '../connectors/registry.js';
-import type { DurableHost } from './durable.js';
+import { CancelSignal, type DurableHost, WaitSignal } from './durable.js';
+import { isFinished } from './resume.js';
+import { createCallback, runWait, type WaitContext } from './wait.js';
 import { resolveConnection } from './connections.js';
 
 export interface RunOptions {
@@ -108,8 +110,22 @@ export async function runExecution(opts: RunOptions): Promise<ExecutionRecord> {
     await run.all();
     record.status = 'succeeded';
   } catch (err) {
-    if (err instanceof StopSignal) {
+    if (opts.cancel?.aborted) {
+      // Whatever the running step did when its request was aborted: the execution was cancelled.
+      record.status = 'cancelled';
+      run.log('info', 'execution cancelled');
+    } else if (err instanceof StopSignal) {
       record.status = 'succeeded';
+    } else if (err instanceof WaitSignal) {
+      // Not a failure: the host keeps the record and resumes it at wakeAt or when its callback comes.
+      record.status = 'waiting';
+      if (err.wakeAt) record.wakeAt = err.wakeAt;
+      record.waitingFor = err.waitingFor;
+      run.log(
+        'info',
+        `waiting at step ${err.waitingFor.step}${err.wakeAt ? ` until ${err.wakeAt}` : ''}${err.waitingFor.kind === 'callback' ? ' for a request to its callback' : ''}`,
+      );
+      return record;
     } else {
       record.status = 'failed';
       if (err instanceof StepFailure) {
@@ -149,16 +165,20 @@ interface Block {
   own?: Record<string, unknown>;
   /** Top-level steps set the execution's `result`. */
   top: boolean;
+  /** Resuming: the same block's step records in the earlier run (RunOptions.resume). */
+  prev?: readonly StepRecord[];
 }
 
 /** The block inside a group step: reads what its parent block reads, writes its own results. */
-function innerBlock(parent: Block, records: StepRecord[], item?: { item: unknown; index: number }): Block {
+function innerBlock(parent: Block, records: StepRecord[], item?: { item: unknown; index: number }, prev?: readonly StepRecord[]): Block {
   const scope: Scope = { ...parent.scope, steps: { ...parent.scope.steps }, errors: { ...parent.scope.errors } };
   if (item) {
     scope.item = item.item;
     scope.index = item.index;
   }
-  return { scope, records, own: {}, top: false };
+  const block: Block = { scope, records, own: {}, top: false };
+  if (prev) block.prev = prev;
+  return block;
 }
 
 class Run {
@@ -166,13 +186,16 @@ class Run {
   private readonly topBlock: Block;
   private readonly turns = new Turns();
   private readonly connections = new Map<string, Promise<ResolvedConnection>>();
+  /** Aborted on shutdown or cancel: the running step's request is aborted either way. */
   private readonly signal: AbortSignal;
 
   constructor(
     private readonly opts: RunOptions,
     private readonly record: ExecutionRecord,
   ) {
-    this.signal = opts.signal ?? new AbortController().signal;
+    const shutdown = opts.signal ?? new AbortController().signal;
+    // Once per run, not per step: a step's signal stays the one object it was without cancel.
+    this.signal = opts.cancel ? AbortSignal.any([shutdown, opts.cancel]) : shutdown;
     this.scope = {
       trigger: opts.trigger,
       steps: {},
@@ -189,6 +212,7 @@ class Run {
       env: opts.env ?? process.env,
     };
     this.topBlock = { scope: this.scope, records: record.steps, top: true };
+    if (opts.resume && !opts.steps) this.topBlock.prev = opts.resume;
   }
 
   log(level: LogLevel, message: string, step?: string): void {
@@ -206,7 +230,7 @@ class Run {
     }
     const steps = this.opts.steps ?? this.opts.integration.steps;
     for (let i = 0; i < steps.length; i++) {
-      if (this.signal.aborted) throw new Error('execution interrupted by shutdown; it will be resumed');
+      this.boundary();
       await this.step(steps[i]!, this.topBlock);
       // Not after the last step: the host saves the finished record right away (one write less).
       if (i < steps.length - 1) await this.opts.onProgress?.(this.record);
@@ -216,9 +240,15 @@ class Run {
   /** The steps of a group, an iteration or a case, in order. */
   private async list(steps: readonly CompiledStep[], block: Block): Promise<void> {
     for (const step of steps) {
-      if (this.signal.aborted) throw new Error('execution interrupted by shutdown; it will be resumed');
+      this.boundary();
       await this.step(step, block);
     }
+  }
+
+  /** Between two steps: a cancel ends the run `cancelled`, a shutdown interrupts it (it is resumed). */
+  private boundary(): void {
+    if (this.opts.cancel?.aborted) throw new CancelSignal();
+    if (this.signal.aborted) throw new Error('execution interrupted by shutdown; it will be resumed');
   }
 
   /** Runs `onFailure` once; its outcome is recorded and logged, never changes the execution's status. */
@@ -249,14 +279,44 @@ class Run {
     }
   }
 
-  private step(step: CompiledStep, block: Block): Promise<void> {
+  private step(step: CompiledStep, block: Block): Promise<void> | undefined {
+    let prev: StepRecord | undefined;
+    if (block.prev) {
+      prev = earlier(block.prev, step);
+      if (prev && isFinished(prev, prev.status === 'failed' && step.onError === 'continue')) {
+        this.reuse(step, prev, block);
+        return;
+      }
+    }
     const rec: StepRecord = { id: step.id, action: step.action.key, status: 'running', startedAt: new Date().toISOString() };
     block.records.push(rec);
     const trace = this.opts.trace;
-    return trace ? trace.step(rec, () => this.runStep(step, rec, block)) : this.runStep(step, rec, block);
+    return trace ? trace.step(rec, () => this.runStep(step, rec, block, prev)) : this.runStep(step, rec, block, prev);
   }
 
-  private async runStep(step: CompiledStep, rec: StepRecord, block: Block): Promise<void> {
+  /** A step finished in the run this one resumes: its record as it was, its results in `$steps`. */
+  private reuse(step: CompiledStep, prev: StepRecord, block: Block): void {
+    block.records.push(prev);
+    if (prev.status === 'failed') {
+      block.scope.errors[step.id] = prev.error;
+    } else if (prev.status === 'succeeded') {
+      const results = resultsOf(step, prev);
+      block.scope.steps[step.id] = results;
+      if (block.own) block.own[step.id] = results;
+      if (block.top) this.record.result = results;
+    }
+    this.log('debug', `step ${step.id} ${prev.status} in an earlier run: not run again`, step.id);
+  }
+
+  /** After a finished step that may have changed something outside the execution: the host commits the record. */
+  private checkpoint(step: CompiledStep): Promise<void> | undefined {
+    const checkpoint = this.opts.checkpoint;
+    // Groups and switches checkpoint through their inner steps.
+    if (!checkpoint || step.action.readOnly || step.steps || step.switch) return undefined;
+    return checkpoint(this.record);
+  }
+
+  private async runStep(step: CompiledStep, rec: StepRecord, block: Block, prev: StepRecord | undefined): Promise<void> {
     const t0 = performance.now();
     const finish = (status: StepRecord['status']) => {
       rec.status = status;
@@ -272,22 +332,35 @@ class Run {
       }
       let results: unknown;
       if (step.steps || step.switch) {
-        results = step.switch ? await this.switchStep(step, block, rec) : await this.group(step, block, rec);
+        results = step.switch ? await this.switchStep(step, block, rec, prev) : await this.group(step, block, rec, prev);
         if (results === SKIPPED) {
           finish('skipped');
           this.log('debug', `step ${step.id} skipped: no case matched and it has no default`, step.id);
           return;
         }
       } else if (step.forEach) {
+        if (step.action.key === 'core.wait')
+          throw new ActionError('core.wait cannot have forEach: put it in the steps of a forEach group, one wait per iteration');
         const list = await this.items(step, scope);
         rec.attempts = 0;
+        // Items finished before a crash or a failure are not run again; partial results are kept
+        // (rec.done) only when someone reads them: a checkpoint, or a resume that had some.
+        const keep = this.opts.checkpoint && !step.action.readOnly;
+        if (prev?.done) rec.done = { ...prev.done };
         results = await mapInOrder(list, step.concurrency ?? 1, this.turns, async (item, index) => {
+          if (rec.done && index in rec.done) return rec.done[index];
+          this.boundary();
           const { results: r, attempts } = await this.invoke(step, { ...scope, item, index }, rec);
           rec.attempts! += attempts;
+          if (keep) {
+            (rec.done ??= {})[index] = r;
+            await this.opts.checkpoint!(this.record);
+          }
           return r;
         });
+        if (rec.done) delete rec.done; // finished: its results are the step's
       } else {
-        const { results: r, attempts } = await this.invoke(step, scope, rec);
+        const { results: r, attempts } = await this.invoke(step, scope, rec, prev);
         rec.attempts = attempts;
         results = r;
       }
@@ -303,7 +376,16 @@ class Run {
         `step ${step.id} (${step.action.key}) succeeded in ${rec.durationMs} ms${rec.attempts && rec.attempts > 1 ? ` after ${rec.attempts} attempts` : ''}`,
         step.id,
       );
+      const saved = this.checkpoint(step);
+      if (saved) await saved;
     } catch (err) {
+      if (err instanceof WaitSignal) {
+        rec.status = 'waiting';
+        // The path of the waiting step, built on the way out: `group.step`, `group[2].step`.
+        if (step.steps || step.switch) err.waitingFor.step = `${step.id}${err.waitingFor.step.startsWith('[') ? '' : '.'}${err.waitingFor.step}`;
+        throw err;
+      }
+      if (err instanceof CancelSignal) throw err; // the step that ran last is recorded as it ended
       if (err instanceof StopSignal) {
         finish('succeeded');
         // Said once, by the step that stopped; the groups around it only pass it on.
@@ -322,6 +404,11 @@ class Run {
       else if (step.onError === 'continue') this.log('warn', `step ${step.id} failed (continuing): ${error.message}`, step.id);
       if (step.onError === 'continue') {
         scope.errors[step.id] = error;
+        // A failed action may still have changed something (a POST whose answer timed out).
+        if (!inner) {
+          const saved = this.checkpoint(step);
+          if (saved) await saved;
+        }
         return;
       }
       throw inner ? err : new StepFailure(error);
@@ -335,44 +422,57 @@ class Run {
   }
 
   /** A group: its steps once (results: an object by step id), or once per item (an array of them). */
-  private async group(step: CompiledStep, block: Block, rec: StepRecord): Promise<unknown> {
+  private async group(step: CompiledStep, block: Block, rec: StepRecord, prev: StepRecord | undefined): Promise<unknown> {
     const steps = step.steps!;
     if (!step.forEach) {
-      const inner = innerBlock(block, (rec.steps = []));
+      const inner = innerBlock(block, (rec.steps = []), undefined, prev?.steps);
       await this.list(steps, inner);
       return inner.own;
     }
     const list = await this.items(step, block.scope);
     const iterations: NonNullable<StepRecord['iterations']> = (rec.iterations = []);
+    const earlierIterations = prev?.iterations ? new Map(prev.iterations.map((it) => [it.index, it.steps])) : undefined;
     return mapInOrder(list, step.concurrency ?? 1, this.turns, async (item, index) => {
       const it = { index, steps: [] as StepRecord[] };
       iterations.push(it); // called in item order (mapInOrder), so the iterations are in order too
-      const inner = innerBlock(block, it.steps, { item, index });
-      await this.list(steps, inner);
+      const inner = innerBlock(block, it.steps, { item, index }, earlierIterations?.get(index));
+      try {
+        await this.list(steps, inner);
+      } catch (err) {
+        if (err instanceof WaitSignal) err.waitingFor.step = `[${index}].${err.waitingFor.step}`;
+        throw err;
+      }
       return inner.own;
     });
   }
 
   /** A switch: the first case whose `when` holds, else `default`, else SKIPPED. */
-  private async switchStep(step: CompiledStep, block: Block, rec: StepRecord): Promise<unknown> {
+  private async switchStep(step: CompiledStep, block: Block, rec: StepRecord, prev: StepRecord | undefined): Promise<unknown> {
     const sw = step.switch!;
     let name = 'default';
     let steps = sw.default;
-    for (const c of sw.cases) {
-      if (jsonataBoolean(await evaluateTemplate(c.when, block.scope))) {
-        name = c.name;
-        steps = c.steps;
-        break;
+    // Resuming inside a switch: the case chosen then, not one the data might choose now.
+    const recorded = prev?.case === undefined ? undefined : prev.case === 'default' ? sw.default : sw.cases.find((c) => c.name === prev.case)?.steps;
+    if (recorded) {
+      name = prev!.case!;
+      steps = recorded;
+    } else {
+      for (const c of sw.cases) {
+        if (jsonataBoolean(await evaluateTemplate(c.when, block.scope))) {
+          name = c.name;
+          steps = c.steps;
+          break;
+        }
       }
     }
     if (!steps) return SKIPPED;
     rec.case = name;
-    const inner = innerBlock(block, (rec.steps = []));
+    const inner = innerBlock(block, (rec.steps = []), undefined, recorded ? prev!.steps : undefined);
     await this.list(steps, inner);
     return inner.own;
   }
 
-  private async invoke(step: CompiledStep, scope: Scope, rec: StepRecord): Promise<{ results: unknown; attempts: number }> {
+  private async invoke(step: CompiledStep, scope: Scope, rec: StepRecord, prev?: StepRecord): Promise<{ results: unknown; attempts: number }> {
     const inputs = prepareInputs(step.action, await evaluateTemplate(step.inputs, scope));
     const { invoke, sleep } = this.opts;
     // Resolved before the first attempt, so a bad connection fails at once instead of being
@@ -399,6 +499,21 @@ class Run {
       if (step.action.key === 'core.call') ctx.call = (integration, input) => this.call(step, rec, scope.index, integration, input, signal);
       return ctx;
     };
+    const key = step.action.key;
+    if (key === 'core.wait' || key === 'core.callback') {
+      // In the engine: a wait ends the run and is re-checked from its record when it resumes.
+      const wait: WaitContext = {
+        durable: this.opts.durable,
+        integration: this.record.integration,
+        executionId: this.record.id,
+        test: this.record.test,
+        step,
+        rec,
+        resumed: prev?.status === 'waiting' ? prev : undefined,
+      };
+      const run = key === 'core.wait' ? () => runWait(wait, inputs) : () => createCallback(wait, inputs);
+      return { results: await (invoke ? invoke({ step, inputs, signal: this.signal }, run) : run()), attempts: 1 };
+    }
     const real = async (signal: AbortSignal) => {
       if (step.connection) connection ??= await this.connection(step.connection);
       return connector.invoke(step.action, inputs, makeContext(signal, connection));
@@ -471,4 +586,28 @@ class Run {
     }
     return error;
   }
+}
+
+/** The earlier run's record of this step, when it ran the same action. */
+function earlier(records: readonly StepRecord[], step: CompiledStep): StepRecord | undefined {
+  for (const r of records) if (r.id === step.id) return r.action === step.action.key ? r : undefined;
+  return undefined;
+}
+
+/** A finished step's results as the engine builds them: an action's recorded results, a group's from its inner records. */
+function resultsOf(step: CompiledStep, rec: StepRecord): unknown {
+  if (!step.steps && !step.switch) return rec.results;
+  if (step.forEach && step.steps) return (rec.iterations ?? []).map((it) => ownResults(step.steps!, it.steps));
+  const steps = step.switch ? (rec.case === 'default' ? step.switch.default : step.switch.cases.find((c) => c.name === rec.case)?.steps) : step.steps;
+  return ownResults(steps ?? [], rec.steps ?? []);
+}
+
+function ownResults(steps: readonly CompiledStep[], records: readonly StepRecord[]): Record<string, unknown> {
+  const own: Record<string, unknown> = {};
+  for (const r of records) {
+    if (r.status !== 'succeeded') continue;
+    const step = steps.find((s) => s.id === r.id);
+    if (step) own[r.id] = resultsOf(step, r);
+  }
+  return own;
 }

@@ -12,10 +12,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ActionError, StopSignal } from '../common/errors.js';
 import type { CompiledStep, RetryPolicy } from '../definition/types.js';
+import { CancelSignal, WaitSignal } from './durable.js';
 import { EvaluationError } from './evaluate.js';
 
 export function isRetryable(err: unknown): boolean {
-  if (err instanceof StopSignal || err instanceof EvaluationError || !(err instanceof Error)) return false;
+  if (
+    err instanceof StopSignal ||
+    err instanceof WaitSignal ||
+    err instanceof CancelSignal ||
+    err instanceof EvaluationError ||
+    !(err instanceof Error)
+  )
+    return false;
   if (err instanceof ActionError) return err.details.retryable === true;
   return true;
 }

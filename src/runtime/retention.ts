@@ -1,4 +1,7 @@
-/** Deletes finished executions older than the retention period, and idempotency keys past their window, at start and then hourly. */
+/**
+ * Deletes finished executions older than the retention period, idempotency keys past their window
+ * and callback tokens past their expiry (with their requests), at start and then hourly.
+ */
 import type { Logger } from 'pino';
 import type { Store } from '../store/types.js';
 
@@ -16,6 +19,12 @@ export function startRetention(
       await store.pruneIdempotencyKeys(new Date());
     } catch (err) {
       opts.logger?.warn({ err: (err as Error).message }, 'pruning expired idempotency keys failed; will retry');
+    }
+    try {
+      // An expired callback URL answers 404 either way; its row (and the request it holds) goes whatever the retention.
+      await store.pruneCallbacks(new Date());
+    } catch (err) {
+      opts.logger?.warn({ err: (err as Error).message }, 'pruning expired callback tokens failed; will retry');
     }
     if (days <= 0) return 0; // 0 = keep forever
     try {

@@ -10,7 +10,7 @@ import { DEFAULT_MAX_RESULT_BYTES } from '../connectors/result-limit.js';
 import type { FileLimits } from '../definition/limits.js';
 import type { RuntimeServices } from '../connectors/types.js';
 import type { ExecutionStatus } from '../engine/record.js';
-import type { CaptureBounds } from '../store/types.js';
+import type { CancelOutcome, CaptureBounds } from '../store/types.js';
 import type { Capture, CaptureSummary, Store } from '../store/types.js';
 import { ExecutionDispatcher } from './dispatch/dispatcher.js';
 import type { DispatcherLimits } from './dispatch/limits.js';
@@ -24,6 +24,7 @@ import { FolderWatcher, type WatcherOptions } from './watcher.js';
 import { acceptsWebhooks } from '../triggers/registry.js';
 import { systemClock, type Clock } from '../triggers/schedule/clock.js';
 import { DEFAULT_INTAKE_LIMITS, type IntakeLimits } from '../triggers/webhook/limits.js';
+import { Waker } from './waker.js';
 import { WebhookTokens } from './webhook-tokens.js';
 
 export interface RuntimeOptions {
@@ -54,6 +55,8 @@ export interface RuntimeOptions {
   allowPrivateNetwork?: boolean;
   /** Largest HTTP response body a step reads (the HCM_RUNNER_MAX_RESULT_BYTES setting; default 16 MiB). */
   maxResultBytes?: number;
+  /** Waiting executions (core.wait) one integration may have (HCM_RUNNER_MAX_WAITING; default 10,000). */
+  maxWaiting?: number;
   /** Bounds on one integration file (HCM_RUNNER_MAX_FILE_BYTES, HCM_RUNNER_MAX_STEPS; default the built-in ones). */
   fileLimits?: FileLimits;
   /** Traces executions when tracing is on (docs/operations.md "Tracing"); absent when off. */
@@ -102,6 +105,8 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
   readonly triggers: TriggerLifecycle;
   /** Health of schedules and polls: last run, last success, failures in a row (src/runtime/trigger-health.ts). */
   readonly health: TriggerHealthTracker;
+  /** Resumes `waiting` executions when they are due (src/runtime/waker.ts). */
+  readonly waker: Waker;
   private readonly clock: Clock;
   private watcher?: FolderWatcher;
   private loaded = false;
@@ -139,7 +144,9 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       stateFor: (name) => this.triggers.stateFor(name),
       tracer: opts.tracer,
       concurrencyFor: (name) => this.triggers.concurrencyFor(name),
+      durable: { publicUrl: this.publicUrl, maxWaiting: opts.maxWaiting },
     });
+    this.waker = new Waker({ queue: this.dispatcher.queue, store: opts.store, logger: opts.logger });
     const dispatcher = this.dispatcher;
     this.triggers = new TriggerLifecycle(
       this.registry,
@@ -183,6 +190,11 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
       event({ id: job.id, integration: job.integration, status: 'running', test: stored.test, attempt: job.attempt }),
     );
     this.dispatcher.on('finished', (r) => event({ id: r.id, integration: r.integration, status: r.status, test: r.test, attempt: r.attempt }));
+    this.dispatcher.on('waiting', (r) => {
+      // The waker's timer is aimed at it (the store's next wakeAt is read only once a sweep ends).
+      this.waker.noteWakeAt(r.wakeAt);
+      event({ id: r.id, integration: r.integration, status: r.status, test: r.test, attempt: r.attempt });
+    });
     // Executions of schedules and polls succeed or fail for their trigger's health (test runs do not count).
     this.dispatcher.on('finished', (r) => {
       if (!r.test && this.triggers.hasHealth(r.integration)) this.health.noteExecution(r);
@@ -208,6 +220,8 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.timers.push({ stop: () => clearInterval(refresh) });
     this.timers.push(startRetention(this.store, { days: this.opts.retentionDays, logger: this.logger }));
     await this.dispatcher.recover();
+    // Waits that came due while the process was down run now; then on time.
+    this.waker.start();
     await this.triggers.start();
     if (this.opts.watch !== false) {
       this.watcher = new FolderWatcher(this.registry, { logger: this.logger, ...(typeof this.opts.watch === 'object' ? this.opts.watch : {}) });
@@ -261,11 +275,26 @@ export class Runtime extends EventEmitter<RuntimeEvents> {
     this.listening = new Set(await this.store.listeningIntegrations());
   }
 
+  /**
+   * `POST /api/executions/{id}/cancel`: queued or waiting → `cancelled` at once; running → stopped
+   * at its next step boundary, its running step's request aborted (ExecutionDispatcher.cancel).
+   */
+  cancel(id: string): Promise<CancelOutcome> {
+    return this.dispatcher.cancel(id);
+  }
+
+  /** A callback request was recorded (`/callbacks/{token}`): its waiting execution is due now. */
+  callbackReceived(): void {
+    this.waker.nudge();
+  }
+
   /** Stops taking work and waits up to `graceMs` for running executions (see ExecutionDispatcher.stop). */
   async stop(graceMs: number): Promise<{ finished: number; abandoned: number }> {
     this.emit('stopping');
     for (const t of this.timers) t.stop();
     this.timers = [];
+    // Before the queue stops: no wake-up after this.
+    await this.waker.stop();
     this.watcher?.close();
     this.watcher = undefined;
     // One grace period for everything: triggers wind down first (a tick being fired still gets

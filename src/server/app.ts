@@ -5,6 +5,7 @@ import { errorResponse, httpErrorOf, StorageUnavailableError } from '../common/e
 import { consoleApp, consoleErrorPage, isConsolePath } from '../console/app.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { adminApi } from './admin.js';
+import { callbackHandler } from './callbacks.js';
 import type { Metrics } from './metrics.js';
 import { oauthCallback } from './oauth.js';
 import { DEFAULT_OPERATOR_AUTH_SETTINGS, operatorAuth, type OperatorAuthSettings } from './operator-auth.js';
@@ -47,6 +48,8 @@ export function createApp(
 
   const webhook = webhookHandler(runtime);
   app.all('/webhooks/*', webhook);
+  // core.callback's URLs (docs/server.md "Waiting executions and callbacks").
+  app.all('/callbacks/*', callbackHandler(runtime));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/metrics', async (c) => c.body(await metrics.render(), 200, { 'content-type': metrics.registry.contentType }));

@@ -85,7 +85,7 @@ function lingeringAnswer(c: Context<AppEnv>, r: RenderedResponse, body: Uint8Arr
 }
 
 // Header names are the caller's choice: the objects holding them have no prototype.
-function nodeHeaders(incoming: IncomingMessage): Record<string, string> {
+export function nodeHeaders(incoming: IncomingMessage): Record<string, string> {
   const out = Object.create(null) as Record<string, string>;
   const h = incoming.headers;
   for (const k in h) {
@@ -95,7 +95,7 @@ function nodeHeaders(incoming: IncomingMessage): Record<string, string> {
   return out;
 }
 
-function webHeaders(headers: Headers): Record<string, string> {
+export function webHeaders(headers: Headers): Record<string, string> {
   const out = Object.create(null) as Record<string, string>;
   headers.forEach((v, k) => {
     out[k.toLowerCase()] = v;

@@ -204,6 +204,18 @@ export const settingSpecs = {
       'largest HTTP response body a step reads (`core.http`, HCM actions, `hcm.rawRequest`; 16 MiB by default); past it the ' +
       'step fails with `code: result_too_large` ([Limits](authoring.md#limits))',
   },
+  maxWaiting: {
+    kind: 'int',
+    flag: 'max-waiting',
+    env: 'HCM_RUNNER_MAX_WAITING',
+    arg: 'N',
+    min: 1,
+    default: 10_000,
+    help: 'waiting executions (core.wait) one integration may have',
+    docs:
+      'how many executions of one integration may be `waiting` (`core.wait`) at once; at the cap the wait step fails with ' +
+      '`code: waiting_limit` ([Waiting executions](#waiting-executions-and-callbacks))',
+  },
   retentionDays: {
     kind: 'int',
     flag: 'retention-days',

@@ -5,6 +5,8 @@
 import type { ActionDeclaration, InputDecl } from '../types.js';
 
 const group = 'core';
+/** A duration as written in integration files (common/duration.ts). */
+const DURATION_PATTERN = '^\\s*\\d+(ms|s|m|h|d)\\s*$';
 const stringMap: InputDecl = { type: 'object', schema: { additionalProperties: { type: ['string', 'number', 'boolean'] } } };
 
 export const httpRetryInputs = {
@@ -23,6 +25,7 @@ export const httpRetryInputs = {
 export const coreActions: readonly ActionDeclaration[] = [
   {
     key: 'core.transform',
+    readOnly: true,
     output: { description: 'The `value` input, evaluated.' },
     name: 'Transform',
     group,
@@ -31,6 +34,7 @@ export const coreActions: readonly ActionDeclaration[] = [
   },
   {
     key: 'core.splitString',
+    readOnly: true,
     output: { description: 'An array of strings.' },
     name: 'Split String',
     group,
@@ -43,6 +47,7 @@ export const coreActions: readonly ActionDeclaration[] = [
   },
   {
     key: 'core.respond',
+    readOnly: true,
     output: { description: 'The response it set.', keys: ['statusCode', 'contentType', 'headers', 'body'] },
     name: 'Respond',
     group,
@@ -56,6 +61,7 @@ export const coreActions: readonly ActionDeclaration[] = [
   },
   {
     key: 'core.log',
+    readOnly: true,
     output: { description: 'The line it wrote: level and message (a non-string message as its JSON text).', keys: ['level', 'message'] },
     name: 'Log',
     group,
@@ -112,6 +118,44 @@ export const coreActions: readonly ActionDeclaration[] = [
     inputs: {
       integration: { type: 'string', required: true, description: 'Name of an integration whose trigger is `type: call`.' },
       input: { type: 'any', description: 'What the child reads as $trigger.input.' },
+    },
+  },
+  {
+    key: 'core.wait',
+    output: {
+      description:
+        'After a time: `{wokeAt}`. After a callback: the request as a webhook sees it (`body`, `headers`, `queryParameters`, `method`, `receivedAt`).',
+      keys: ['wokeAt', 'body', 'headers', 'queryParameters', 'method', 'receivedAt'],
+    },
+    name: 'Wait',
+    group,
+    description:
+      'Suspends the execution — it holds no worker while it waits — for a duration (`for`), until a time (`until`), or until a request reaches a URL made by core.callback (`callback`, optional `timeout`). Exactly one of for, until, callback. docs/authoring.md "Waiting".',
+    inputs: {
+      for: { type: 'string', description: 'How long: 90s, 10m, 2h, 3d (at most 365d).', schema: { pattern: DURATION_PATTERN } },
+      until: { type: 'date', description: 'ISO-8601 time to wake at; a time already past wakes at once.' },
+      callback: { type: 'string', description: 'The url of a core.callback step: wait for a request to it.', schema: { pattern: '^https?://' } },
+      timeout: {
+        type: 'string',
+        description: 'With callback only: after this long without a request the step fails with code `timeout`.',
+        schema: { pattern: DURATION_PATTERN },
+      },
+    },
+  },
+  {
+    key: 'core.callback',
+    output: { description: 'The URL to hand to someone, and when it stops being accepted.', keys: ['url', 'expiresAt'] },
+    name: 'Create Callback URL',
+    group,
+    description:
+      'Returns at once an unguessable URL `{url, expiresAt}`; a later core.wait with `callback: "{% $steps.<id>.url %}"` waits for a request to it. docs/authoring.md "Waiting".',
+    inputs: {
+      expiresIn: {
+        type: 'string',
+        default: '7d',
+        description: 'How long the URL is accepted: 90s, 10m, 2h, 3d (at most 365d).',
+        schema: { pattern: DURATION_PATTERN },
+      },
     },
   },
 ];

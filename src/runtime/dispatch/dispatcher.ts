@@ -11,9 +11,11 @@ import type { ExecutionTracer } from '../../common/tracing.js';
 import type { RuntimeServices } from '../../connectors/types.js';
 import type { ExecutionRecord } from '../../engine/record.js';
 import type { ExecutionQueue, QueuedJob } from '../../store/queue.js';
-import type { ExecutionFilter, ExecutionSummary, IdempotencyClaim, NewExecution, Store } from '../../store/types.js';
+import type { CancelOutcome, ExecutionFilter, ExecutionSummary, IdempotencyClaim, NewExecution, Store } from '../../store/types.js';
+import { createDurableHost } from '../durable-host.js';
 import type { IntegrationRegistry } from '../registry.js';
 import { Admission } from './admission.js';
+import { Cancels } from './cancels.js';
 import { type DispatcherLimits, maxInterruptions, resolveLimits } from './limits.js';
 import { LiveRuns } from './live-runs.js';
 import { type DispatcherEvents, RunLifecycle } from './run-lifecycle.js';
@@ -37,6 +39,11 @@ export interface DispatcherOptions {
   concurrencyFor?: (integration: string) => number | undefined;
   /** Traces runs when tracing is on (common/tracing.ts). */
   tracer?: ExecutionTracer;
+  /**
+   * core.wait and core.callback (runtime/durable-host.ts): the base of callback URLs and the cap on
+   * waiting executions per integration. Absent: both actions fail naming what is missing.
+   */
+  durable?: { publicUrl: string; maxWaiting?: number };
 }
 
 export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
@@ -48,6 +55,7 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
   private readonly waiters: SyncWaiters;
   private readonly live: LiveRuns;
   private readonly pool: WorkerPool;
+  private readonly cancels: Cancels;
 
   constructor(opts: DispatcherOptions) {
     super();
@@ -59,6 +67,10 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
     this.admission = new Admission(this.limits, this.queue);
     this.live = new LiveRuns(opts.store);
     this.waiters = new SyncWaiters((id) => this.live.makeDurable(id));
+    this.cancels = new Cancels(opts.store, this.live, opts.logger);
+    const durable = opts.durable
+      ? createDurableHost({ store: opts.store, ...opts.durable, makeDurable: (id) => this.live.makeDurable(id) })
+      : undefined;
     const lifecycle = new RunLifecycle({
       store: opts.store,
       registry: opts.registry,
@@ -72,6 +84,7 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
       abandoned: () => this.pool.abandoned,
       stateFor: opts.stateFor,
       tracer: opts.tracer,
+      durable,
     });
     this.pool = new WorkerPool({
       queue: this.queue,
@@ -185,7 +198,17 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
   async recover(): Promise<number> {
     const n = await this.queue.recover();
     if (n) this.logger?.info({ count: n }, 'resuming executions left unfinished by the previous process');
+    // From now on runs are taken here: cancels recorded by other replicas must reach them.
+    this.cancels.start();
     return n;
+  }
+
+  /**
+   * Cancels an execution (cancels.ts): queued or waiting → `cancelled` at once; running → flagged,
+   * and stopped at its next step boundary (here at once, on another replica within a second).
+   */
+  cancel(id: string): Promise<CancelOutcome> {
+    return this.cancels.cancel(id);
   }
 
   /** The record of an execution running in this process, as it stands now. */
@@ -204,6 +227,7 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
    */
   async stop(graceMs: number): Promise<{ finished: number; abandoned: number }> {
     this.admission.accepting = false;
+    this.cancels.stop();
     const result = await this.pool.stop(graceMs);
     // A shared queue hands back what this process still holds (and releases its connections).
     await this.queue.stop();

@@ -10,6 +10,12 @@ export interface LiveRun {
   record: ExecutionRecord;
   /** Whether the store has a row for it (false for a synchronous run until it is made durable). */
   stored: boolean;
+  /** Aborted by a cancel (`cancel`): the engine's RunOptions.cancel. */
+  readonly cancel: AbortController;
+  /** The save of this run in flight (making it durable, a checkpoint): the next save waits for it (checkpoints.ts). */
+  inFlight?: Promise<void>;
+  /** The one save queued behind `inFlight`; later checkpoints join it. */
+  next?: Promise<void>;
 }
 
 /**
@@ -30,8 +36,25 @@ export class LiveRuns {
   }
 
   /** The run started with `record` as stored (or built in memory, `stored` false). */
-  start(id: string, record: ExecutionRecord, stored: boolean): void {
-    this.byId.set(id, { record, stored });
+  start(id: string, record: ExecutionRecord, stored: boolean): LiveRun {
+    const entry: LiveRun = { record, stored, cancel: new AbortController() };
+    this.byId.set(id, entry);
+    return entry;
+  }
+
+  /** Aborts the run's cancel signal (the engine stops at its next step boundary); false when it does not run here. */
+  abort(id: string): boolean {
+    const entry = this.byId.get(id);
+    if (!entry) return false;
+    entry.cancel.abort();
+    return true;
+  }
+
+  /** Ids of the runs of this process that the store has a row for (whose cancel another replica may request). */
+  storedIds(): string[] {
+    const out: string[] = [];
+    for (const [id, entry] of this.byId) if (entry.stored && !entry.cancel.signal.aborted) out.push(id);
+    return out;
   }
 
   /** The run's record as it stands now (progress, log lines). */
@@ -87,8 +110,20 @@ export class LiveRuns {
    */
   async makeDurable(id: string): Promise<void> {
     const entry = this.byId.get(id);
-    if (!entry || entry.stored) return;
+    if (!entry) return;
+    if (entry.stored) {
+      // Made durable a moment ago: its insert may still be in flight (what follows relies on the row).
+      await entry.inFlight?.catch(() => undefined);
+      return;
+    }
     entry.stored = true;
-    await this.store.saveExecution(entry.record, { stored: false });
+    // Checkpoints that come now (updates of this row) wait for the insert (checkpoints.ts).
+    const insert = this.store.saveExecution(entry.record, { stored: false });
+    entry.inFlight = insert;
+    try {
+      await insert;
+    } finally {
+      if (entry.inFlight === insert) entry.inFlight = undefined;
+    }
   }
 }

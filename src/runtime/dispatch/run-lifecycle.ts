@@ -1,8 +1,11 @@
 /**
  * One execution's run, from the worker pool taking its job to its waiter being answered, in named
  * steps: fail it if it keeps taking processes down (`failIfPoisoned`), mark it running (`begin`),
- * run the engine (`execute`), save the final record (`saveFinal`, with the unsavable fallback of
- * poison.ts) and answer whoever waits for it (`SyncWaiters.finish`).
+ * save it `cancelled` when a cancel reached it while no process ran it (`cancelledBeforeRun`), run
+ * the engine (`execute`: resuming from the stored steps, checkpointing after steps that change
+ * something, cancellable), save the final record (`saveFinal`, with the unsavable fallback of
+ * poison.ts) — `waiting` when a core.wait suspended it — and answer whoever waits for it
+ * (`SyncWaiters.finish`).
  */
 import type { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
@@ -12,6 +15,7 @@ import type { RuntimeServices } from '../../connectors/types.js';
 import type { CompiledIntegration } from '../../definition/types.js';
 import { carryOrigin, type ExecutionRecord, type LogEntry } from '../../engine/record.js';
 import type { CallHost } from '../../engine/call.js';
+import type { DurableHost } from '../../engine/durable.js';
 import { versionOf } from '../../engine/version.js';
 import { runExecution } from '../../engine/run.js';
 import { callHost } from '../../triggers/call/children.js';
@@ -21,6 +25,7 @@ import type { NewExecution, Store } from '../../store/types.js';
 import type { IntegrationRegistry } from '../registry.js';
 import { type DispatcherLimits, maxInterruptions } from './limits.js';
 import { keepIdempotencyKey, type LiveRuns } from './live-runs.js';
+import { coalescedSave, savesSettled } from './checkpoints.js';
 import { interruptedTooOften, poisonRecord, unsavableRecord } from './poison.js';
 import type { SyncWaiter, SyncWaiters } from './sync-waiters.js';
 
@@ -29,7 +34,10 @@ export interface DispatcherEvents {
   queued: [NewExecution[]];
   /** The second argument is the stored record as it was marked running. */
   started: [QueuedJob, ExecutionRecord];
+  /** Ended for good (succeeded, failed, cancelled), after the store's commit. */
   finished: [ExecutionRecord];
+  /** Suspended by core.wait: saved `waiting` (with its `wakeAt`, if it wakes at a time). */
+  waiting: [ExecutionRecord];
   log: [LogEntry, ExecutionRecord];
 }
 
@@ -51,6 +59,8 @@ export interface RunLifecycleOptions {
   stateFor?: (integration: string) => Promise<Record<string, unknown> | undefined>;
   /** A span per run, a child span per step (common/tracing.ts); absent when tracing is off. */
   tracer?: ExecutionTracer;
+  /** core.wait and core.callback (runtime/durable-host.ts); absent: both fail naming the host. */
+  durable?: DurableHost;
 }
 
 export class RunLifecycle {
@@ -66,6 +76,7 @@ export class RunLifecycle {
   private readonly abandoned: () => boolean;
   private readonly stateFor?: RunLifecycleOptions['stateFor'];
   private readonly tracer?: ExecutionTracer;
+  private readonly durable?: DurableHost;
   /** core.call: children run inside their parent's run (no second worker: no deadlock), each saved as its own execution. */
   private readonly calls: CallHost;
 
@@ -82,6 +93,7 @@ export class RunLifecycle {
     this.abandoned = opts.abandoned;
     this.stateFor = opts.stateFor;
     this.tracer = opts.tracer;
+    this.durable = opts.durable;
     this.calls = callHost(
       (name) => this.registry.get(name),
       async (integration, child) => {
@@ -107,18 +119,34 @@ export class RunLifecycle {
       // The version loaded now runs; a reload while the execution runs does not affect it.
       const integration = this.registry.get(job.integration);
       if (integration) stored.version = versionOf(integration);
-      this.live.start(job.id, stored, !job.local);
+      const live = this.live.start(job.id, stored, !job.local);
       this.events.emit('started', job, stored);
-      record = integration
-        ? await this.execute(job, integration, stored, this.waiters.get(job.id), (await this.stateFor?.(job.integration)) ?? undefined, signal, log)
-        : notLoadedRecord(job, stored);
+      record = stored.cancelRequested
+        ? cancelledBeforeRun(job, stored)
+        : integration
+          ? await this.execute(
+              job,
+              integration,
+              stored,
+              this.waiters.get(job.id),
+              (await this.stateFor?.(job.integration)) ?? undefined,
+              signal,
+              live.cancel.signal,
+              log,
+            )
+          : notLoadedRecord(job, stored);
       carryOrigin(stored, record);
       if (this.abandoned()) return false;
       keepIdempotencyKey(record, stored);
       this.showRunningUntilSaved(record);
       record = await this.saveFinal(record, log);
-      log?.info({ status: record.status, attempt: record.attempt, durationMs: record.durationMs }, `execution ${record.status}`);
-      this.events.emit('finished', record);
+      if (record.status === 'waiting') {
+        log?.info({ attempt: record.attempt, wakeAt: record.wakeAt, step: record.waitingFor?.step }, 'execution waiting');
+        this.events.emit('waiting', record);
+      } else {
+        log?.info({ status: record.status, attempt: record.attempt, durationMs: record.durationMs }, `execution ${record.status}`);
+        this.events.emit('finished', record);
+      }
       return true;
     } catch (err) {
       if (this.abandoned()) return false;
@@ -166,6 +194,7 @@ export class RunLifecycle {
     watcher: SyncWaiter | undefined,
     state: Record<string, unknown> | undefined,
     signal: AbortSignal,
+    cancel: AbortSignal,
     log: Logger | undefined,
   ): Promise<ExecutionRecord> {
     const trace = this.tracer?.startExecution({
@@ -187,8 +216,13 @@ export class RunLifecycle {
       signal,
       call: this.calls,
       queuedAt: stored.queuedAt,
-      // Progress is shown from memory (liveRecord); the store gets the record when it ends:
-      // a crash resumes the execution from its start anyway (at-least-once).
+      // A crash, a wake-up after core.wait: the steps finished before are not run again. Crash
+      // resumes come as attempt + 1, wake-ups as the same attempt (the queue decides `job.attempt`).
+      ...(stored.steps.length > 0 ? { resume: stored.steps } : {}),
+      checkpoint: (r) => this.checkpoint(job.id, r, log),
+      durable: this.durable,
+      cancel,
+      // Progress is shown from memory (liveRecord); the store gets it at checkpoints and at the end.
       onProgress: (r) => this.live.update(job.id, r),
       onLog: (entry, r) => {
         this.live.update(job.id, r);
@@ -219,6 +253,22 @@ export class RunLifecycle {
   }
 
   /**
+   * The engine's checkpoint hook: the record saved over the execution's row, at most one save in
+   * flight (checkpoints.ts). Not for a synchronous run nobody was told about yet (not in the store:
+   * it commits once at its end, unless it answers early or waits — then it is made durable first),
+   * nor after shutdown gave up on the run. A failed checkpoint is logged and the run goes on: a
+   * crash then resumes from the checkpoint before (at-least-once, as without checkpoints).
+   */
+  private checkpoint(id: string, record: ExecutionRecord, log: Logger | undefined): Promise<void> {
+    const entry = this.live.get(id);
+    if (!entry?.stored || this.abandoned()) return Promise.resolve();
+    this.live.update(id, record);
+    return coalescedSave(entry, (r) => this.store.saveExecution(r, { stored: true })).catch((err: Error) =>
+      log?.warn({ err: err.message }, 'checkpoint could not be saved; a crash now would resume from the one before'),
+    );
+  }
+
+  /**
    * The live entry holds the engine's record object, which now says how the run ended; until that
    * is saved (and 'finished' emitted), readers see it still running, as the store has it.
    */
@@ -234,7 +284,10 @@ export class RunLifecycle {
    * Resolves to the record as saved.
    */
   private async saveFinal(record: ExecutionRecord, log: Logger | undefined): Promise<ExecutionRecord> {
-    const stored = this.live.get(record.id)?.stored ?? true;
+    const entry = this.live.get(record.id);
+    // A checkpoint (or the insert making a synchronous run durable) still in flight must land first.
+    await savesSettled(entry);
+    const stored = entry?.stored ?? true;
     try {
       await this.store.saveExecution(record, { stored });
       return record;
@@ -246,6 +299,13 @@ export class RunLifecycle {
       return slim;
     }
   }
+}
+
+/** A resumed or woken execution whose cancel was requested while no process ran it: saved `cancelled`, not run. */
+function cancelledBeforeRun(job: QueuedJob, stored: ExecutionRecord): ExecutionRecord {
+  const { wakeAt: _w, waitingFor: _f, ...rest } = stored;
+  const now = new Date().toISOString();
+  return { ...rest, status: 'cancelled', attempt: job.attempt, startedAt: stored.startedAt ?? now, finishedAt: now };
 }
 
 /** The record of an execution whose integration is not loaded (any more) when its turn comes. */

@@ -63,11 +63,36 @@ export class SyncWaiters {
     return { outcome, done, cancel: () => this.byId.delete(id), continueInBackground: () => this.makeDurable(id) };
   }
 
-  /** The run ended with `record`: its waiter (if any) gets it as outcome, unless answered earlier, and as the final record. */
+  /**
+   * The run ended with `record`: its waiter (if any) gets it as outcome, unless answered earlier, and
+   * as the final record. A run that ended `waiting` (core.wait) answers its caller at once with
+   * `waitingResponse` — it may wait for days — and goes on in the background as a durable execution.
+   */
   finish(id: string, record: ExecutionRecord): void {
     const waiter = this.byId.get(id);
     if (!waiter) return;
-    waiter.resolveOutcome({ kind: 'done', record });
+    waiter.resolveOutcome(
+      record.status === 'waiting' ? { kind: 'response', response: waitingResponse(record), executionId: id } : { kind: 'done', record },
+    );
     waiter.resolveDone(record);
   }
+}
+
+/**
+ * What a synchronous webhook caller gets when its run starts waiting (docs/server.md "Waiting
+ * executions and callbacks"): 202 `{executionId, status: "waiting", wakeAt?, waitingFor}` with
+ * `x-execution-id` — accepted, finishing later (the callback URL of a callback wait is not shown).
+ */
+export function waitingResponse(record: ExecutionRecord): HttpResponseSpec {
+  return {
+    statusCode: 202,
+    contentType: 'application/json',
+    body: {
+      executionId: record.id,
+      status: 'waiting',
+      ...(record.wakeAt !== undefined ? { wakeAt: record.wakeAt } : {}),
+      // The step and what it waits for — never the callback URL: it is meant for someone else (an approver).
+      ...(record.waitingFor !== undefined ? { waitingFor: { step: record.waitingFor.step, kind: record.waitingFor.kind } } : {}),
+    },
+  };
 }

@@ -95,6 +95,8 @@ export function service(group: keyof typeof hcmServicePrefixes, specs: ActionSpe
     return {
       ...common,
       description: s.description ?? `${s.name} (${request.method} ${path}).`,
+      // A GET changes nothing at the service: no checkpoint after it (docs/promises.md "Resume, not restart").
+      ...(request.method === 'GET' ? { readOnly: true } : {}),
       docs: { method: request.method, path },
       output: outputOf(request),
       request,
