@@ -32,6 +32,8 @@ interface Summary {
   error?: { message: string };
   correlationKey?: string;
   version?: { sha256: string; commit?: string };
+  wakeAt?: string;
+  retryOf?: string;
 }
 
 /** A version as a person compares it: the first 12 hex digits of the sha256, and of the commit. */
@@ -75,6 +77,8 @@ export async function executionsCommand(argv: string[]): Promise<number> {
         for (const r of rows) {
           const extraInfo = [
             r.correlationKey !== undefined ? `key ${r.correlationKey}` : '',
+            r.status === 'waiting' && r.wakeAt ? `wakes ${r.wakeAt}` : '',
+            r.retryOf ? `retry of ${r.retryOf}` : '',
             r.test ? 'test' : '',
             r.attempt > 1 ? `attempt ${r.attempt}` : '',
             r.durationMs !== undefined ? `${Math.round(r.durationMs)}ms` : '',
