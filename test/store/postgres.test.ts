@@ -41,7 +41,9 @@ async function admin<T>(fn: (c: pg.Client) => Promise<T>): Promise<T> {
 
 beforeAll(reachable);
 afterAll(async () => {
-  await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema}, ${schema}_race, ${schema}_open, ${schema}_saves CASCADE`)).catch(() => undefined);
+  await admin((c) => c.query(`DROP SCHEMA IF EXISTS ${schema}, ${schema}_race, ${schema}_open, ${schema}_saves, ${schema}_v8 CASCADE`)).catch(
+    () => undefined,
+  );
 });
 
 describeStoreContract('postgres', {
@@ -63,6 +65,44 @@ describe('PostgresStore specifics', () => {
       expect((await stores[2]!.getExecution('r1'))!.trigger).toEqual({ a: 1 });
     } finally {
       await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+
+  it('upgrades a version-8 schema to durable execution: rows kept, waiting indexes and callbacks', async () => {
+    const v8 = `${schema}_v8`;
+    await admin(async (c) => {
+      await c.query(`CREATE SCHEMA ${v8}`);
+      for (const m of MIGRATIONS.slice(0, 8)) await c.query(m(v8));
+      await c.query(`CREATE TABLE ${v8}.schema_version (version INTEGER NOT NULL); INSERT INTO ${v8}.schema_version VALUES (8)`);
+      await c.query(
+        `INSERT INTO ${v8}.executions (id, integration, status, test, attempt, trigger, record, queued_at, correlation_key)
+         VALUES ('old', 'i', 'queued', false, 1, '{"n":1}', '{"steps":[],"log":[]}', '2026-01-01T00:00:00.000Z', 'K')`,
+      );
+    });
+    const store = await PostgresStore.open({ databaseUrl: url, schema: v8, tokenKey });
+    try {
+      expect((await store.pool.query(`SELECT version FROM ${v8}.schema_version`)).rows).toEqual([{ version: 9 }]);
+      const old = (await store.getExecution('old'))!;
+      expect(old).toMatchObject({ status: 'queued', trigger: { n: 1 } });
+      expect(await store.listExecutions({ integration: 'i' })).toEqual([expect.objectContaining({ id: 'old', correlationKey: 'K' })]);
+      expect(old.wakeAt).toBeUndefined();
+      expect(old.cancelRequested).toBeUndefined();
+      const { rows } = await store.pool.query(
+        `SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname LIKE ANY (ARRAY['executions_waiting%', 'callbacks%']) ORDER BY 1`,
+        [v8],
+      );
+      expect(rows.map((r) => r.indexname)).toEqual([
+        'callbacks_expires',
+        'callbacks_pkey',
+        'callbacks_unconsumed',
+        'executions_waiting_integration',
+        'executions_waiting_wake',
+      ]);
+      expect(rows.find((r) => r.indexname === 'executions_waiting_wake').indexdef).toMatch(/WHERE \(status = 'waiting'::text\)/);
+      expect(rows.find((r) => r.indexname === 'callbacks_unconsumed').indexdef).toMatch(/received_at IS NOT NULL\) AND \(consumed_at IS NULL/);
+      expect((await store.cancelExecution('old', new Date())).outcome).toBe('cancelled');
+    } finally {
+      await store.close();
     }
   });
 

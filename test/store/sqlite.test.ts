@@ -131,6 +131,62 @@ describe('SqliteStore specifics', () => {
     }
   });
 
+  it('upgrades a version-6 database to durable execution: rows kept, new columns before the bulky ones, waiting indexes and callbacks', async () => {
+    const old = join(root, 'v6');
+    mkdirSync(old, { recursive: true });
+    const db = new Database(join(old, SQLITE_FILE));
+    db.pragma('journal_mode = WAL');
+    for (const m of MIGRATIONS.slice(0, 6)) db.exec(m);
+    db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (6)');
+    db.prepare(
+      `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at, correlation_key)
+       VALUES ('old', 'i', 'queued', 0, 1, '{"n":1}', '{"steps":[],"log":[]}', '2026-01-01T00:00:00.000Z', 'K')`,
+    ).run();
+    db.close();
+    const store = await SqliteStore.open(old, { tokenKey });
+    try {
+      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 7 });
+      const columns = (store.db.prepare('PRAGMA table_info(executions)').all() as Array<{ name: string }>).map((c) => c.name);
+      expect(columns.slice(-5)).toEqual(['wake_at', 'retry_of', 'cancel_requested', 'trigger', 'record']);
+      const old1 = (await store.getExecution('old'))!;
+      expect(old1).toMatchObject({ status: 'queued', trigger: { n: 1 } });
+      expect(await store.listExecutions({ integration: 'i' })).toEqual([expect.objectContaining({ id: 'old', correlationKey: 'K' })]);
+      expect(old1.wakeAt).toBeUndefined();
+      expect(old1.cancelRequested).toBeUndefined();
+      expect(await store.cancelRequested(['old'])).toEqual([]);
+      const plan = store.db.prepare(`EXPLAIN QUERY PLAN SELECT MIN(wake_at) FROM executions WHERE status = 'waiting'`).all();
+      expect(JSON.stringify(plan)).toContain('executions_waiting_wake');
+      const count = store.db.prepare(`EXPLAIN QUERY PLAN SELECT COUNT(*) FROM executions WHERE status = 'waiting' AND integration = 'i'`).all();
+      expect(JSON.stringify(count)).toContain('executions_waiting_integration');
+      expect(await store.getCallback('none')).toBeUndefined();
+      expect((await store.cancelExecution('old', new Date())).outcome).toBe('cancelled');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('the in-process queue wakes what is due into its lanes as the same attempt', async () => {
+    const store = await SqliteStore.open(join(root, 'wake-queue'), { tokenKey });
+    try {
+      const queue = store.openQueue();
+      const e = { id: newExecutionId(), integration: 'wake-q', trigger: {}, test: false, attempt: 2 };
+      await store.enqueue([e]);
+      const r = (await store.markRunning(e.id, 2))!;
+      await store.saveExecution({ ...r, status: 'waiting', wakeAt: '2001-01-01T00:00:00.000Z' }, { stored: true });
+      let available = 0;
+      queue.onAvailable(() => available++);
+      expect(queue.size).toBe(0);
+      expect(await queue.wake(new Date('2000-12-31T00:00:00.000Z'))).toBe(0);
+      expect(await queue.wake(new Date('2001-01-02T00:00:00.000Z'))).toBe(1);
+      expect(available).toBe(1);
+      expect(queue.take(() => true)).toEqual({ id: e.id, integration: 'wake-q', attempt: 2 });
+      expect(await queue.wake(new Date('2001-01-02T00:00:00.000Z'))).toBe(0);
+      expect((await store.getExecution(e.id))!.status).toBe('queued');
+    } finally {
+      await store.close();
+    }
+  });
+
   it('uses WAL, FULL commits for lone writes and a WAL sync off the loop for concurrent ones, and a schema version', async () => {
     const store = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
     try {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExecutionRecord } from '../../src/engine/record.js';
 import type { StoreStats } from '../../src/store/stats.js';
 import type { NewExecution, Store } from '../../src/store/types.js';
+import { describeDurableContract } from './durable-contract.js';
 
 export type TestStore = Store & { readonly stats: StoreStats };
 
@@ -670,6 +671,10 @@ export function describeStoreContract(label: string, h: StoreHarness): void {
       await expect(waiter).rejects.toThrow('trigger stopped');
       releaseHolder();
       expect(await holder).toBe('held');
+    });
+
+    describe('durable execution', () => {
+      describeDurableContract(() => store, second);
     });
   });
 }

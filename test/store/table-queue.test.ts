@@ -24,10 +24,11 @@ async function replica(
   free: number,
   maxInterruptions = 3,
   only?: string,
+  pollMs = 50,
 ): Promise<{ store: PostgresStore; queue: ExecutionQueue; taken: QueuedJob[] }> {
   const store = await PostgresStore.open({ databaseUrl: url, schema, tokenKey: randomBytes(32) });
   stores.push(store);
-  const queue = store.openQueue({ leaseSec: 1, pollMs: 50 });
+  const queue = store.openQueue({ leaseSec: 1, pollMs });
   queues.push(queue);
   const taken: QueuedJob[] = [];
   queue.bind({
@@ -157,5 +158,36 @@ describe('the executions table as the queue', () => {
     expect(attempts[1]!.previous).toEqual({ status: 'running', attempt: 1 });
     // Interrupted twice with a limit of 2: handed over as it was, for the dispatcher to fail.
     expect(attempts[2]!.previous).toEqual({ status: 'running', attempt: 2 });
+  });
+
+  it('waiting executions woken by two replicas at once wake once each, and are claimed once each at the same attempt; a wake tells every replica', async () => {
+    const setup = await PostgresStore.open({ databaseUrl: url, schema, tokenKey: randomBytes(32) });
+    stores.push(setup);
+    const now = Date.now();
+    const park = async (wakeAt: string) => {
+      const id = randomUUID();
+      await setup.enqueue([{ id, integration: 'woken', trigger: { id }, test: false, attempt: 2 }]);
+      const r = (await setup.markRunning(id, 2))!;
+      await setup.saveExecution({ ...r, status: 'waiting', wakeAt }, { stored: true });
+      return id;
+    };
+    const due = await Promise.all(Array.from({ length: 12 }, (_, i) => park(new Date(now - 60_000 + i).toISOString())));
+    const later = await Promise.all(Array.from({ length: 3 }, () => park(new Date(now + 3_600_000).toISOString())));
+    // The fallback poll is a minute away: what they claim, they claim because they were told.
+    const a = await replica(30, 3, 'woken', 60_000);
+    const b = await replica(30, 3, 'woken', 60_000);
+    const woke = await Promise.all([a.queue.wake(new Date(now)), b.queue.wake(new Date(now)), a.queue.wake(new Date(now))]);
+    expect(woke.reduce((x, y) => x + y, 0)).toBe(12);
+    await poll(async () => (a.taken.length + b.taken.length === 12 ? true : undefined), 10_000);
+    const taken = [...a.taken, ...b.taken];
+    expect(taken.map((j) => j.id).sort()).toEqual([...due].sort());
+    expect(taken.every((j) => j.attempt === 2 && !j.recovered && j.record?.status === 'running')).toBe(true);
+
+    // Woken by a process without a queue (the statement's NOTIFY): the replicas claim at once.
+    expect((await setup.wakeDue(new Date(now + 7_200_000), 10)).map((r) => r.id).sort()).toEqual([...later].sort());
+    await poll(async () => (a.taken.length + b.taken.length === 15 ? true : undefined), 5_000);
+    expect([...a.taken, ...b.taken].filter((j) => (later as string[]).includes(j.id)).map((j) => j.attempt)).toEqual([2, 2, 2]);
+    await a.queue.stop();
+    await b.queue.stop();
   });
 });

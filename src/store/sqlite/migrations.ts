@@ -196,7 +196,8 @@ export const MIGRATIONS: readonly string[] = [
   // 7: durable execution (docs/promises.md). A waiting execution's wake-up, indexed for the waker
   // over waiting rows only (as is the count per integration, the cap on waiting executions); the
   // execution a retry retries; the cancel requested while it ran. Rebuilt so they sit before the
-  // bulky trigger and record (see 4: summaries read them). Callback tokens, with their first
+  // bulky trigger and record (see 4: summaries read them). The wake-up index leads with the status
+  // it is restricted to: without it SQLite's planner prefers executions_status and sorts. Callback tokens, with their first
   // request: `consumed_at` is set when that request has woken the execution (the waker's safety
   // net looks for received requests that have not: the partial index).
   `
@@ -231,7 +232,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX executions_status ON executions (status);
   CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
   CREATE INDEX executions_correlation ON executions (correlation_key, queued_at) WHERE correlation_key IS NOT NULL;
-  CREATE INDEX executions_waiting_wake ON executions (wake_at) WHERE status = 'waiting';
+  CREATE INDEX executions_waiting_wake ON executions (status, wake_at) WHERE status = 'waiting';
   CREATE INDEX executions_waiting_integration ON executions (integration) WHERE status = 'waiting';
 
   CREATE TABLE callbacks (
