@@ -6,6 +6,8 @@ import { listIntegrationFiles, loadFile, loadFiles } from '../definition/load.js
 import type { CompiledIntegration } from '../definition/types.js';
 import { callHost } from '../triggers/call/children.js';
 import { formatProblems } from '../definition/problems.js';
+import { ActionError } from '../common/errors.js';
+import type { DurableHost } from '../engine/durable.js';
 import { runExecution } from '../engine/run.js';
 import { manualTriggerData } from '../triggers/manual.js';
 import { parse, UsageError } from './args.js';
@@ -17,7 +19,9 @@ import type { FileLimits } from '../definition/limits.js';
 export const runUsage = `Usage: hcm-runner run FILE [--payload JSON_FILE] [--data DIR] [--sandbox]
 
 Runs one integration once, in-process, as if its trigger fired, and prints the execution record
-as JSON on stdout, groups, iterations and cases nested in it. A webhook gets the payload as its
+as JSON on stdout, groups, iterations and cases nested in it. core.wait on a time finishes at
+once (said on stderr); a wait on a callback fails: nothing here can receive one (try it with
+hcm-runner test and a case's callbacks:). A webhook gets the payload as its
 JSON body; a poll gets it as its new items; a call integration gets it as $trigger.input. core.call
 runs the integrations of the file's folder (each child's outcome is written to stderr).
   --payload FILE   JSON file with the trigger payload (default: {})
@@ -77,7 +81,7 @@ async function runOnce(file: string, payload: unknown, dataDir: string, limits: 
     return folder.get(name);
   };
   const call = callHost(lookup, async (integration, child) => {
-    const r = await runExecution({ integration, services, env: sandboxEnv ?? process.env, ...child });
+    const r = await runExecution({ integration, services, env: sandboxEnv ?? process.env, durable: runDurableHost(services.publicUrl), ...child });
     process.stderr.write(`child execution ${r.id} (${r.integration}, called by step ${child.parent.step}): ${r.status}\n`);
     return r;
   });
@@ -88,7 +92,36 @@ async function runOnce(file: string, payload: unknown, dataDir: string, limits: 
     services,
     env: sandboxEnv ?? process.env,
     call,
+    durable: runDurableHost(services.publicUrl),
   }).finally(() => services.close());
   process.stdout.write(`${JSON.stringify(record, null, 2)}\n`);
   return record.status === 'succeeded' ? 0 : 1;
+}
+
+/**
+ * core.wait under `run`: one process that ends with its run, so a time wait finishes at once (said
+ * on stderr) and a callback wait fails — no server is there to receive the request.
+ */
+function runDurableHost(publicUrl: string): DurableHost {
+  const base = `${publicUrl.replace(/\/+$/, '')}/callbacks/run-`;
+  return {
+    mode: 'now',
+    async createCallback(req) {
+      return { url: `${base}${req.step}` };
+    },
+    tokenOf: (url) => (url.startsWith(base) ? url.slice(base.length - 'run-'.length) : undefined),
+    async lookupCallback(_token, _executionId, step) {
+      throw new ActionError(
+        `hcm-runner run cannot receive callbacks (it serves no URL): step ${step} would wait for a request forever. Run the integration with hcm-runner serve, or try it with hcm-runner test and a case's callbacks.${step}`,
+        { code: 'not_supported' },
+      );
+    },
+    async admitWait() {},
+    waited(w) {
+      if (w.kind === 'time')
+        process.stderr.write(
+          `step ${w.step}: waiting ${w.for ? `for ${w.for}` : `until ${w.until}`} — finished at once (hcm-runner run does not wait)\n`,
+        );
+    },
+  };
 }

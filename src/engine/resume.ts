@@ -16,11 +16,14 @@ export function isFinished(step: StepRecord, continued: boolean): boolean {
  * The step records a retry resumes from: the records before the first step that failed the
  * execution (and, for a group that failed, its inner records before the failure). `continued(id)`
  * says whether a failed step had `onError: continue` (its failure did not stop the execution).
+ * Without it the record itself tells: nothing runs after a step that stopped its list, so a failed
+ * step followed by another record in the same list was continued.
  */
 export function stepsBeforeFailure(steps: readonly StepRecord[], continued: (stepId: string) => boolean = () => false): StepRecord[] {
   const out: StepRecord[] = [];
-  for (const step of steps) {
-    if (isFinished(step, step.status === 'failed' && continued(step.id))) {
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i]!;
+    if (isFinished(step, step.status === 'failed' && (i < steps.length - 1 || continued(step.id)))) {
       out.push(step);
       continue;
     }
@@ -41,7 +44,8 @@ function innerBeforeFailure(step: StepRecord, continued: (stepId: string) => boo
     const iterations = [];
     for (const it of step.iterations) {
       const kept = stepsBeforeFailure(it.steps, continued);
-      const whole = kept.length === it.steps.length && it.steps.every((s) => isFinished(s, s.status === 'failed' && continued(s.id)));
+      // Every step of the iteration kept whole (none cut to its part before a failure).
+      const whole = kept.length === it.steps.length && kept.every((s, k) => s === it.steps[k]);
       iterations.push({ index: it.index, steps: kept });
       if (!whole) break;
     }

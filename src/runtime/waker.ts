@@ -92,8 +92,8 @@ export class Waker {
         this.again = false;
         const now = Date.now();
         if (this.soonest <= now) this.soonest = Number.POSITIVE_INFINITY;
-        // A full batch may leave more due: sweep again until nothing woke.
-        while (this.running && (await this.queue.wake(new Date(now))) > 0) {}
+        // The queue takes every due row, batch after batch.
+        await this.queue.wake(new Date(now));
         if (!this.running) return;
         const stored = await this.store.nextWakeAt();
         next = Math.min(stored === undefined ? Number.POSITIVE_INFINITY : Date.parse(stored), this.soonest);

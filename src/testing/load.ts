@@ -204,12 +204,19 @@ class CaseChecker {
         ? { kind: 'calls', answers: mock.calls as MockAnswer[], pointer }
         : { kind: 'every', answer: mock as MockAnswer, pointer };
     }
+    const callbacks: TestCase['callbacks'] = {};
+    for (const [id, cb] of Object.entries(isObj(raw.callbacks) ? raw.callbacks : {})) {
+      const pointer = joinPointer(at, 'callbacks', id);
+      this.checkStepId(id, pointer, 'callbacks');
+      callbacks[id] = { ...(isObj(cb) ? cb : {}), pointer };
+    }
     return {
       name: String(raw.name),
       pointer: at,
       trigger,
       config,
       mocks,
+      callbacks,
       expect: this.expectation(isObj(raw.expect) ? raw.expect : {}, joinPointer(at, 'expect')),
     };
   }

@@ -6,6 +6,7 @@
 import { formatProblems, sortProblems } from '../definition/problems.js';
 import type { Problem, SourcePosition } from '../definition/types.js';
 import type { YamlSource } from '../definition/yaml-source.js';
+import type { CaseWait } from './durable.js';
 import type { CaseFailure, CaseResult } from './run-case.js';
 
 export type TestFormat = 'text' | 'json' | 'junit' | 'github';
@@ -65,8 +66,15 @@ function located(f: FileReport, c: CaseResult): LocatedFailure[] {
 }
 
 function waitsText(c: CaseResult): string {
-  if (c.waits.length === 0) return '';
-  return `; retries would have waited ${c.waits.map((w) => `${w.ms} ms (${w.step})`).join(', ')}`;
+  let text = '';
+  if (c.waits.length) text += `; retries would have waited ${c.waits.map((w) => `${w.ms} ms (${w.step})`).join(', ')}`;
+  if (c.durableWaits.length) text += `; waits finished at once: ${c.durableWaits.map(describeWait).join(', ')}`;
+  return text;
+}
+
+function describeWait(w: CaseWait): string {
+  if (w.kind === 'callback') return `${w.step} (callback ${w.callbackUrl})`;
+  return `${w.step} (${w.for ? `for ${w.for}` : `until ${w.until}`})`;
 }
 
 function show(v: unknown): string {
@@ -120,6 +128,7 @@ function jsonReport(report: TestReport) {
           status: c.status,
           failures: located(f, c).map(({ pointer: _p, ...rest }) => rest),
           waits: c.waits,
+          durableWaits: c.durableWaits,
           response: c.response,
           steps:
             c.execution?.steps.map((s) => ({

@@ -22,6 +22,7 @@ import { asyncWebhookResponse, syncWebhookResponse, type RenderedResponse } from
 import { subsetMismatches, type Mismatch } from './match.js';
 import { callsOut, mockedError } from './mocks.js';
 import { caseTrigger } from './trigger.js';
+import { type CaseWait, testDurableHost } from './durable.js';
 import type { MockAnswer, TestCase, TestSuite } from './types.js';
 
 /** What the webhook caller got, with the body parsed back from the bytes sent. */
@@ -50,6 +51,8 @@ export interface CaseResult {
   response?: CallerResponse;
   /** Retry delays the engine would have slept, per step. */
   waits: Array<{ step: string; ms: number }>;
+  /** core.wait steps, finished at once (`hcm-runner test` does not wait). */
+  durableWaits: CaseWait[];
   execution?: ExecutionRecord;
   /** The child executions core.call ran, in the order they finished. */
   children?: ExecutionRecord[];
@@ -70,9 +73,10 @@ export async function runCase(suite: TestSuite, c: TestCase, opts: CaseRunOption
   const integration = withConfig(suite.integration, c.config);
   const failures: CaseFailure[] = [];
   const waits: CaseResult['waits'] = [];
+  const durableWaits: CaseWait[] = [];
   const executionId = newExecutionId();
   const now = new Date();
-  const result: CaseResult = { name: c.name, pointer: c.pointer, passed: false, durationMs: 0, failures, status: 'rejected', waits };
+  const result: CaseResult = { name: c.name, pointer: c.pointer, passed: false, durationMs: 0, failures, status: 'rejected', waits, durableWaits };
 
   let trigger: unknown;
   try {
@@ -111,10 +115,11 @@ export async function runCase(suite: TestSuite, c: TestCase, opts: CaseRunOption
       if (!failures.some((f) => f.message === message)) failures.push({ message, pointer: c.pointer });
       throw new ActionError(message, { code: 'no_mock' });
     };
+    const durable = testDurableHost(opts.services.publicUrl, c.callbacks, durableWaits);
     const lookup = opts.integrations;
     const call = lookup
       ? callHost(lookup, async (child, run) => {
-          const rec = await runExecution({ integration: child, services: opts.services, env, sleep, invoke, ...run, test: true });
+          const rec = await runExecution({ integration: child, services: opts.services, env, sleep, invoke, durable, ...run, test: true });
           (result.children ??= []).push(rec);
           return rec;
         })
@@ -130,6 +135,7 @@ export async function runCase(suite: TestSuite, c: TestCase, opts: CaseRunOption
       sleep,
       invoke,
       call,
+      durable,
     });
     result.execution = record;
     result.status = record.status;

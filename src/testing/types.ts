@@ -9,6 +9,15 @@ export interface MockError {
   [key: string]: unknown;
 }
 
+/** A case's `callbacks.<stepId>`: the request a callback wait receives. */
+export interface CaseCallback {
+  body?: unknown;
+  headers?: Record<string, string>;
+  queryParameters?: Record<string, string | string[]>;
+  method?: string;
+  pointer: string;
+}
+
 export type MockAnswer = { results: unknown } | { error: MockError };
 
 /** `results`/`error` answer every call; `calls` one call each, in order. */
@@ -40,6 +49,8 @@ export interface TestCase {
   trigger: TriggerInput;
   config?: Record<string, unknown>;
   mocks: Record<string, Mock>;
+  /** Step id of a core.wait on a callback → the request that reaches it (`callbacks:`). */
+  callbacks: Record<string, CaseCallback>;
   expect: CaseExpectation;
 }
 

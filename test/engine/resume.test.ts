@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { ExecutionRecord, StepRecord } from '../../src/engine/record.js';
+import { stepsBeforeFailure } from '../../src/engine/resume.js';
 import { runExecution, type RunOptions } from '../../src/engine/run.js';
 import { manualTriggerData } from '../../src/triggers/manual.js';
 import { compile, testServices } from '../helpers/engine.js';
@@ -166,5 +167,40 @@ describe('resume from a checkpoint', () => {
     hits = [];
     await runExecution(options('one', { resume: first.steps }));
     expect(hits[0]).toBe('/a');
+  });
+});
+
+describe('retry from the failed step', () => {
+  const retryable = () => `name: t
+trigger: { type: webhook }
+steps:
+  ${post('a', '/a')}
+  - id: bad
+    onError: continue
+    action: core.http
+    inputs: { url: "${base}/fail", method: POST }
+  - id: g
+    steps:
+      ${post('g1', '/g1')}
+      - id: g2
+        action: core.http
+        inputs: { url: { env: G2_URL }, method: POST }
+  ${post('after', '/after')}
+`;
+
+  it('resumes from the records before the failed step: a continued failure before it is kept, the failed step and the rest run', async () => {
+    const integration = compile(retryable());
+    const trigger = manualTriggerData(integration, {});
+    const failed = await runExecution({ integration, trigger, services: testServices(), env: { G2_URL: `${base}/fail-g2` } });
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatchObject({ step: 'g2' });
+    // No `continued` given: the record tells (bad has records after it, so it was continued).
+    const from = stepsBeforeFailure(failed.steps);
+    expect(shape(from)).toEqual(['a:succeeded', 'bad:failed', 'g:running', 'g/g1:succeeded']);
+    hits = [];
+    const retry = await runExecution({ integration, trigger, services: testServices(), env: { G2_URL: `${base}/g2` }, resume: from });
+    expect(retry.status, JSON.stringify(retry.error)).toBe('succeeded');
+    expect(hits).toEqual(['/g2', '/after']);
+    expect(shape(retry.steps)).toEqual(['a:succeeded', 'bad:failed', 'g:succeeded', 'g/g1:succeeded', 'g/g2:succeeded', 'after:succeeded']);
   });
 });

@@ -32,7 +32,8 @@ function find(steps: readonly StepRecord[], path: string): StepRecord | undefine
 const minutes = (iso: string | undefined) => (Date.parse(iso!) - Date.now()) / 60_000;
 
 describe('core.wait for and until', () => {
-  const yaml = webhook(`  - id: before
+  const yaml = webhook(
+    `  - id: before
     action: core.transform
     inputs: { value: 1 }
   - id: w
@@ -41,11 +42,13 @@ describe('core.wait for and until', () => {
   - id: after
     action: core.transform
     inputs: { value: "{% $steps.w.wokeAt %}" }
-`, `onFailure:
+`,
+    `onFailure:
   - id: alarm
     action: core.log
     inputs: { message: failed }
-`);
+`,
+  );
 
   it('suspends the run: status waiting with wakeAt and waitingFor, the step waiting; no onFailure, nothing after it', async () => {
     const host = memoryDurableHost();
@@ -147,7 +150,9 @@ describe('core.wait for and until', () => {
       expect(r.status).toBe('failed');
       return (r.error as { message: string }).message;
     };
-    expect(await fails('{ for: 1h, until: "2030-01-01T00:00:00Z" }')).toContain('give only one of the inputs for, until or callback, not for and until');
+    expect(await fails('{ for: 1h, until: "2030-01-01T00:00:00Z" }')).toContain(
+      'give only one of the inputs for, until or callback, not for and until',
+    );
     expect(await fails('{}')).toContain('give one of the inputs for, until or callback');
     expect(await fails('{ for: 1h, timeout: 2h }')).toContain('"timeout" goes with "callback" only');
     expect(await fails('{ for: 400d }')).toContain('at most 365d');
@@ -209,7 +214,12 @@ describe('callbacks', () => {
     host.receive(cb.url, { body: { approved: true }, headers: { 'x-by': 'manager' } });
     const done = await start(yaml(), { durable: host, executionId: first.id, resume: structuredClone(first.steps) });
     expect(done.status).toBe('succeeded');
-    expect(done.steps[2]!.results).toMatchObject({ method: 'POST', body: { approved: true }, headers: { 'x-by': 'manager' }, receivedAt: expect.any(String) });
+    expect(done.steps[2]!.results).toMatchObject({
+      method: 'POST',
+      body: { approved: true },
+      headers: { 'x-by': 'manager' },
+      receivedAt: expect.any(String),
+    });
     expect(done.result).toEqual({ approved: true });
   });
 
@@ -235,11 +245,18 @@ describe('callbacks', () => {
 
   it('a URL this host did not make, or an unknown token, fails the step naming the URL', async () => {
     const host = memoryDurableHost();
-    const foreign = await start(webhook(`  - id: w\n    action: core.wait\n    inputs: { callback: "https://elsewhere.example/callbacks/x" }\n`), { durable: host });
+    const foreign = await start(webhook(`  - id: w\n    action: core.wait\n    inputs: { callback: "https://elsewhere.example/callbacks/x" }\n`), {
+      durable: host,
+    });
     expect(foreign.status).toBe('failed');
     expect((foreign.error as { message: string }).message).toContain('callback https://elsewhere.example/callbacks/x was not made by this host');
-    const unknown = await start(webhook(`  - id: w\n    action: core.wait\n    inputs: { callback: "http://runner.test/callbacks/nope" }\n`), { durable: host });
-    expect(unknown.error).toMatchObject({ code: 'callback_unknown', message: expect.stringContaining('http://runner.test/callbacks/nope is unknown') });
+    const unknown = await start(webhook(`  - id: w\n    action: core.wait\n    inputs: { callback: "http://runner.test/callbacks/nope" }\n`), {
+      durable: host,
+    });
+    expect(unknown.error).toMatchObject({
+      code: 'callback_unknown',
+      message: expect.stringContaining('http://runner.test/callbacks/nope is unknown'),
+    });
   });
 });
 
@@ -302,20 +319,23 @@ describe('cancel', () => {
   });
 
   const yaml = () =>
-    webhook(`  - id: slow
+    webhook(
+      `  - id: slow
     onError: continue
     action: core.http
     inputs: { url: "${base}/slow", method: POST, timeoutMs: 60000 }
   - id: next
     action: core.log
     inputs: { message: never }
-`, `onFailure:
+`,
+      `onFailure:
   - id: alarm
     action: core.log
     inputs: { message: failed }
-`);
+`,
+    );
 
-  it('aborts the running step\'s request and ends the run cancelled at the next boundary, without onFailure', async () => {
+  it("aborts the running step's request and ends the run cancelled at the next boundary, without onFailure", async () => {
     const cancel = new AbortController();
     const t0 = Date.now();
     setTimeout(() => cancel.abort(), 200);
