@@ -119,7 +119,11 @@ describe('the executions page', () => {
     await page.getByText('Retried 2 executions from the failed step').waitFor();
     // The list now shows every status of the integration: the retries, linked to their originals.
     const table = page.getByRole('table', { name: 'Executions' });
-    for (const id of ids) await table.getByRole('link', { name: id.slice(-8) }).first().waitFor();
+    for (const id of ids)
+      await table
+        .getByRole('link', { name: id.slice(-8) })
+        .first()
+        .waitFor();
     const retried = (await s.api('GET', '/executions?integration=always-fails')).body.filter((e: { retryOf?: string }) => e.retryOf);
     expect(new Set(retried.map((e: { retryOf: string }) => e.retryOf))).toEqual(new Set(ids));
   });
