@@ -239,8 +239,9 @@ export class AdminOperations {
    * running one gets `cancelRequested` and stops at its next step boundary. Answers the record after.
    */
   async cancel(id: string): Promise<ExecutionRecord> {
-    const outcome = await this.runtime.store.cancelExecution(id, new Date());
+    const outcome = await this.runtime.cancel(id);
     if (outcome.outcome === 'unknown') throw new HttpError(404, `no execution "${id}"`);
+    if (outcome.outcome === 'cancelled') this.announce(outcome.record);
     if (outcome.outcome === 'finished')
       throw new HttpError(
         409,
@@ -306,6 +307,26 @@ export class AdminOperations {
     if (out.more && until) out.until = until;
     if (skipped.length) out.skipped = skipped;
     return out;
+  }
+
+  /**
+   * Live feeds (console pages, GET /api/events) hear of an execution cancelled at once: no run
+   * ended, so the dispatcher announced nothing. A listener's failure never fails the cancel.
+   */
+  private announce(r: ExecutionRecord): void {
+    if (this.runtime.listenerCount('execution') === 0) return;
+    try {
+      this.runtime.emit('execution', {
+        id: r.id,
+        integration: r.integration,
+        status: r.status,
+        test: r.test,
+        attempt: r.attempt,
+        at: new Date().toISOString(),
+      });
+    } catch (err) {
+      this.runtime.logger?.warn({ err: (err as Error).message }, 'execution event listener failed');
+    }
   }
 
   /** The new execution a retry of `record` submits (its trigger with the new id, its resume steps). */

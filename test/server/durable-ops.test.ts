@@ -9,7 +9,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { fixtures, poll, startTestServer, tempDir, type TestServer } from './helpers.js';
+import { ADMIN, fixtures, poll, startTestServer, tempDir, type TestServer } from './helpers.js';
 
 vi.setConfig({ testTimeout: 30_000 });
 
@@ -98,10 +98,38 @@ describe('POST /api/executions/{id}/cancel', () => {
     const r = await s.api('POST', `/executions/${id}/cancel`);
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ id, cancelRequested: true });
+    // This process runs it: its request is aborted at once (not at the next once-a-second check
+    // for cancels other replicas recorded).
+    await poll(async () => (up.slowClosed > closedBefore ? true : undefined), 300, 5);
     const done = await s.waitForExecution(id, ['cancelled', 'failed', 'succeeded']);
     expect(done.status).toBe('cancelled');
     expect(done.steps.map((st: { id: string }) => st.id)).not.toContain('after');
-    await poll(async () => (up.slowClosed > closedBefore ? true : undefined));
+  });
+
+  it('live streams hear of an execution cancelled at once', async () => {
+    const id = await trigger('waiter');
+    await s.waitForExecution(id, ['waiting']);
+    const controller = new AbortController();
+    const res = await fetch(`${s.url}/api/events?integration=waiter`, { headers: { authorization: `Bearer ${ADMIN}` }, signal: controller.signal });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let text = '';
+    // A stream that never says it ends the test (a failure, not a hang).
+    const deadline = setTimeout(() => controller.abort(), 5000);
+    const until = async (part: string) => {
+      while (!text.includes(part)) {
+        const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+        if (done) throw new Error(`the stream ended without ${part}; it said: ${text}`);
+        text += value;
+      }
+    };
+    try {
+      await until('event: ready');
+      expect((await s.api('POST', `/executions/${id}/cancel`)).status).toBe(200);
+      await until(`"id":"${id}","integration":"waiter","status":"cancelled"`);
+    } finally {
+      clearTimeout(deadline);
+      controller.abort();
+    }
   });
 
   it('a finished execution → 409 naming its status', async () => {
