@@ -29,7 +29,7 @@ export const commands: Readonly<Record<string, CommandEntry>> = {
   },
   serve: { summary: 'run the runtime: webhooks, schedules, polls, admin API', load: async () => (await import('./serve.js')).serveCommand },
   executions: {
-    summary: 'list, show or replay executions of a running server',
+    summary: 'list, show, replay, cancel or retry executions of a running server',
     load: async () => (await import('./executions.js')).executionsCommand,
   },
   listen: {

@@ -40,6 +40,9 @@ const NOTICES: Record<string, string> = {
   updated: 'Saved the changes to the payload.',
   deleted: 'Deleted the payload.',
   replayed: 'Replayed: this is the new execution.',
+  retried: 'Retried from the failed step: this is the new execution (the steps before it were not run again).',
+  cancelled: 'Cancelled.',
+  'cancel-requested': 'Cancel requested: the execution stops at its next step boundary.',
 };
 
 /** `traceUrl`: HCM_RUNNER_TRACE_URL, where an execution page links its trace (`{traceId}` replaced). */
@@ -279,18 +282,66 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
         integration={integration}
         status={status}
         correlation={correlation}
+        notice={bulkNotice(c.req.query('retried'), !!c.req.query('retryUntil'))}
+        retryUntil={c.req.query('retryUntil') || undefined}
+        retryStatus={c.req.query('retryStatus') || undefined}
         error={error}
       />,
     );
   });
 
-  app.get('/console/executions/:id', async (c) =>
-    c.html(<ExecutionPage record={await ops.execution(c.req.param('id'))} notice={NOTICES[c.req.query('done') ?? '']} traceUrl={opts.traceUrl} />),
-  );
+  // Bulk retry: the new executions show in the list (the same integration filter, every status).
+  app.post('/console/executions/retry', async (c) => {
+    const fields = await form(c);
+    const filter = { integration: fields.integration || undefined, status: fields.status || undefined, until: fields.until || undefined };
+    const done = await ops.retryMatching(filter);
+    const q = new URLSearchParams();
+    if (filter.integration) q.set('integration', filter.integration);
+    q.set('retried', String(done.executionIds.length));
+    if (done.more && done.until) {
+      q.set('retryUntil', done.until);
+      q.set('retryStatus', filter.status ?? 'failed');
+    }
+    return c.redirect(`/console/executions?${q}`, 303);
+  });
+
+  const executionPage = async (c: Context<AppEnv>, id: string, error?: string, status: 200 | 409 = 200) =>
+    c.html(
+      <ExecutionPage record={await ops.execution(id)} notice={NOTICES[c.req.query('done') ?? '']} error={error} traceUrl={opts.traceUrl} />,
+      status,
+    );
+  app.get('/console/executions/:id', (c) => executionPage(c, c.req.param('id')));
+  // Pages answered to a refused action are shown at the post's URL; reading it again lands on the execution.
+  for (const action of ['cancel', 'retry', 'replay'])
+    app.get(`/console/executions/:id/${action}`, (c) => c.redirect(executionUrl(c.req.param('id')), 303));
 
   app.post('/console/executions/:id/replay', async (c) => {
     const { executionId } = await ops.replay(c.req.param('id'));
     return c.redirect(executionUrl(executionId, 'replayed'), 303);
+  });
+
+  app.post('/console/executions/:id/retry', async (c) => {
+    const id = c.req.param('id');
+    try {
+      const { executionId } = await ops.retry(id);
+      return c.redirect(executionUrl(executionId, 'retried'), 303);
+    } catch (err) {
+      // Not retryable (status, integration gone): said on the execution's page.
+      if (!(err instanceof HttpError) || err.status !== 409) throw err;
+      return executionPage(c, id, `Not retried: ${err.message}`, 409);
+    }
+  });
+
+  app.post('/console/executions/:id/cancel', async (c) => {
+    const id = c.req.param('id');
+    try {
+      const record = await ops.cancel(id);
+      return c.redirect(executionUrl(id, record.status === 'cancelled' ? 'cancelled' : 'cancel-requested'), 303);
+    } catch (err) {
+      // Finished in the meantime: said on its page.
+      if (!(err instanceof HttpError) || err.status !== 409) throw err;
+      return executionPage(c, id, `Not cancelled: ${err.message}`, 409);
+    }
   });
 
   // Connections ----------------------------------------------------------------------------------
@@ -325,6 +376,17 @@ export function consoleErrorPage(c: Context<AppEnv>, err: Error, http: HttpError
   if (http)
     return c.html(page(http.status === 429 || http.status === 503 ? 'Try again later' : 'Cannot do that', http.message), http.status, http.headers);
   return c.html(page('Something went wrong', `Internal error: ${err.message}`), 500);
+}
+
+/** The notice after a bulk retry: a count (digits only, so a link cannot inject a message). */
+function bulkNotice(retried: string | undefined, more: boolean): string | undefined {
+  if (retried === undefined || !/^\d{1,4}$/.test(retried)) return undefined;
+  const n = Number(retried);
+  const what =
+    n === 0
+      ? 'No execution matched: nothing was retried.'
+      : `Retried ${n} execution${n === 1 ? '' : 's'} from the failed step; the new ones are below.`;
+  return more ? `${what} More match: press the button again to retry the next (older) ones.` : what;
 }
 
 /** A redirect target after sign-in: only a console path (never another site). */

@@ -107,6 +107,10 @@ export function adminApi(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
   );
   api.get('/executions/:id', async (c) => c.json(await ops.execution(c.req.param('id'))));
   api.post('/executions/:id/replay', async (c) => c.json(await ops.replay(c.req.param('id'))));
+  // Durable execution (docs/server.md "Cancel and retry").
+  api.post('/executions/:id/cancel', async (c) => c.json(await ops.cancel(c.req.param('id'))));
+  api.post('/executions/:id/retry', async (c) => c.json(await ops.retry(c.req.param('id'))));
+  api.post('/executions/retry', async (c) => c.json(await ops.retryMatching(await jsonBody(c, true))));
 
   /** Live execution events (server-sent events); `?integration=` narrows them to one. */
   api.get('/events', (c) => {

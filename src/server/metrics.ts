@@ -58,6 +58,21 @@ export function createMetrics(runtime: Runtime): Metrics {
       this.set(runtime.dispatcher.runningCount);
     },
   });
+  // Waiting executions (core.wait) hold no worker, so no in-process count sees them: read from
+  // the store at each scrape (cluster-wide), one indexed count per loaded integration.
+  new Gauge({
+    name: 'hcm_runner_executions_waiting',
+    help: 'Executions waiting (core.wait: for a time or a callback) by integration, cluster-wide',
+    labelNames: ['integration'] as const,
+    registers: [registry],
+    async collect() {
+      const names = runtime.registry.integrations().map((i) => i.name);
+      // An unreadable store leaves the series out rather than failing the whole scrape.
+      const counts = await Promise.all(names.map(async (n) => [n, await runtime.store.countWaiting(n).catch(() => undefined)] as const));
+      this.reset();
+      for (const [integration, n] of counts) if (n !== undefined) this.set({ integration }, n);
+    },
+  });
   // Trigger health of schedules and polls (runtime/trigger-health.ts), read at each scrape from
   // the store, so every replica reports the same cluster-wide values.
   const healthOfAll = async () => {

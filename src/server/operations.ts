@@ -10,15 +10,18 @@ import { payloadNameProblem } from '../common/payload-name.js';
 import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/state.js';
 import { correlationKeyOf, MAX_CORRELATION_KEY_LENGTH } from '../engine/correlation-key.js';
 import type { ExecutionRecord, ExecutionStatus, ExecutionVersion } from '../engine/record.js';
+import { BusyError } from '../runtime/dispatch/admission.js';
 import { versionOf } from '../engine/version.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { TriggerHealth } from '../runtime/trigger-health.js';
 import { MAX_LIST_LIMIT } from '../store/list-limits.js';
 import { STATUSES } from '../store/statuses.js';
 import type { Capture, CaptureQuery, CaptureSummary, ExecutionSummary, NewExecution, SavedPayload } from '../store/types.js';
+import type { CompiledIntegration } from '../definition/types.js';
 import { manualTriggerData } from '../triggers/manual.js';
 import { triggerTypeOf } from '../triggers/registry.js';
 import { authorizeConnection, resolveConnection } from './oauth.js';
+import { chunksByTime, parseRetryFilter, RETRYABLE_STATUSES, resumeStepsFor, retryBatch } from './retry.js';
 import { integrationView, type IntegrationView } from './views.js';
 
 /** The statuses an execution filter accepts (the store's own list). */
@@ -231,6 +234,124 @@ export class AdminOperations {
     return { ...submitted, version };
   }
 
+  /**
+   * `POST /api/executions/{id}/cancel`: a queued or waiting execution is `cancelled` at once, a
+   * running one gets `cancelRequested` and stops at its next step boundary. Answers the record after.
+   */
+  async cancel(id: string): Promise<ExecutionRecord> {
+    const outcome = await this.runtime.cancel(id);
+    if (outcome.outcome === 'unknown') throw new HttpError(404, `no execution "${id}"`);
+    if (outcome.outcome === 'cancelled') this.announce(outcome.record);
+    if (outcome.outcome === 'finished')
+      throw new HttpError(
+        409,
+        `execution "${id}" of ${outcome.record.integration} has already finished (${outcome.record.status}): there is nothing to cancel`,
+      );
+    return outcome.record;
+  }
+
+  /**
+   * `POST /api/executions/{id}/retry`: a failed or cancelled execution runs again from its failed
+   * step as a new execution (`retryOf`), reusing the recorded results of the steps before it, on
+   * the version loaded now. Submitted like a replay (backlog 429s apply).
+   */
+  async retry(id: string): Promise<{ executionId: string; version: ExecutionVersion }> {
+    const record = await this.execution(id);
+    if (!RETRYABLE_STATUSES.includes(record.status))
+      throw new HttpError(
+        409,
+        `execution "${id}" of ${record.integration} is ${record.status}: only a failed or cancelled execution can be retried (POST /api/executions/${id}/replay runs it again from the start)`,
+      );
+    const integration = this.retryTarget(record.integration, id);
+    const newId = newExecutionId();
+    const submitted = await this.submit(this.retryOf(record, newId, integration));
+    return { ...submitted, version: versionOf(integration) };
+  }
+
+  /**
+   * `POST /api/executions/retry`: retries every failed (or cancelled) execution matching the
+   * filter, newest first, at most 1,000 per call. `more`: others match; `until` is where the next
+   * call continues (the originals stay failed, so the same filter again would retry them again).
+   * Executions of integrations no longer loaded are `skipped`. A full backlog after some were
+   * submitted answers those, with `more` and `until` to continue from.
+   */
+  async retryMatching(body: unknown): Promise<BulkRetry> {
+    const filter = parseRetryFilter(body);
+    if (filter.integration) this.retryTarget(filter.integration);
+    const batch = await retryBatch((f) => this.runtime.store.listExecutions(f), filter);
+    const out: BulkRetry = { executionIds: [], more: batch.more };
+    const skipped: BulkRetry['skipped'] = [];
+    let until = batch.until;
+    let lastSubmitted: string | undefined;
+    for (const chunk of chunksByTime(batch.rows, 100)) {
+      const executions: NewExecution[] = [];
+      for (const row of chunk) {
+        const integration = this.runtime.registry.get(row.integration);
+        const record = integration && (await this.runtime.store.getExecution(row.id));
+        if (!integration) skipped.push({ executionId: row.id, error: `integration "${row.integration}" is no longer loaded` });
+        else if (record && RETRYABLE_STATUSES.includes(record.status)) executions.push(this.retryOf(record, newExecutionId(), integration));
+      }
+      try {
+        for (const e of executions) await this.withCorrelationKey(e);
+        if (executions.length) await this.runtime.dispatcher.submit(executions);
+      } catch (err) {
+        // Nothing submitted yet: the caller gets the 429/503 itself; else what was done and where to go on.
+        if (!(err instanceof BusyError) || out.executionIds.length === 0) throw err;
+        out.more = true;
+        until = lastSubmitted;
+        break;
+      }
+      out.executionIds.push(...executions.map((e) => e.id));
+      lastSubmitted = chunk[chunk.length - 1]!.queuedAt;
+    }
+    if (out.more && until) out.until = until;
+    if (skipped.length) out.skipped = skipped;
+    return out;
+  }
+
+  /**
+   * Live feeds (console pages, GET /api/events) hear of an execution cancelled at once: no run
+   * ended, so the dispatcher announced nothing. A listener's failure never fails the cancel.
+   */
+  private announce(r: ExecutionRecord): void {
+    if (this.runtime.listenerCount('execution') === 0) return;
+    try {
+      this.runtime.emit('execution', {
+        id: r.id,
+        integration: r.integration,
+        status: r.status,
+        test: r.test,
+        attempt: r.attempt,
+        at: new Date().toISOString(),
+      });
+    } catch (err) {
+      this.runtime.logger?.warn({ err: (err as Error).message }, 'execution event listener failed');
+    }
+  }
+
+  /** The new execution a retry of `record` submits (its trigger with the new id, its resume steps). */
+  private retryOf(record: ExecutionRecord, newId: string, integration: CompiledIntegration): NewExecution {
+    return {
+      id: newId,
+      integration: record.integration,
+      trigger: withExecution(record.trigger, newId),
+      test: record.test,
+      attempt: 1,
+      queuedAt: new Date().toISOString(),
+      retryOf: record.id,
+      steps: resumeStepsFor(integration, record.steps),
+    };
+  }
+
+  /** The integration a retry runs on: loaded now and without errors, else 409 naming it. */
+  private retryTarget(name: string, executionId?: string): CompiledIntegration {
+    const of = executionId ? ` (of execution "${executionId}")` : '';
+    const entry = this.runtime.registry.entry(name);
+    if (!entry)
+      throw new HttpError(409, `integration "${name}"${of} is no longer loaded, so it cannot be retried (GET /api/integrations lists what is)`);
+    return this.runnable(name);
+  }
+
   // OAuth connections ----------------------------------------------------------------------------
   /** Every `hcm-oauth2` connection of the loaded integrations with its state (no secrets). */
   async connections(): Promise<ConnectionView[]> {
@@ -279,7 +400,14 @@ export class AdminOperations {
   }
 
   private async submit(execution: NewExecution): Promise<{ executionId: string }> {
-    // Run now, saved payloads and replays get their key like a triggered execution, from the version loaded now.
+    await this.withCorrelationKey(execution);
+    // A full backlog throws BusyError, an HttpError (429/503 + Retry-After).
+    await this.runtime.dispatcher.submit([execution]);
+    return { executionId: execution.id };
+  }
+
+  /** Run now, saved payloads, replays and retries get their key like a triggered execution, from the version loaded now. */
+  private async withCorrelationKey(execution: NewExecution): Promise<void> {
     const integration = this.runtime.registry.get(execution.integration);
     if (integration?.correlationKey)
       execution.correlationKey = await correlationKeyOf(integration, execution.trigger, {
@@ -287,9 +415,6 @@ export class AdminOperations {
         env: this.runtime.env,
         logger: this.runtime.logger,
       });
-    // A full backlog throws BusyError, an HttpError (429/503 + Retry-After).
-    await this.runtime.dispatcher.submit([execution]);
-    return { executionId: execution.id };
   }
 
   private async triggerFrom(name: string, body: Record<string, unknown>): Promise<unknown> {
@@ -310,6 +435,18 @@ export class AdminOperations {
     }
     throw new HttpError(400, 'send one of captureId, trigger or payload');
   }
+}
+
+/** What `POST /api/executions/retry` answers. */
+export interface BulkRetry {
+  /** The new executions, newest original first. */
+  executionIds: string[];
+  /** More executions match than this call retried: call again with `until`. */
+  more: boolean;
+  /** With `more`: the `until` that continues where this call stopped. */
+  until?: string;
+  /** Matches not retried: their integration is no longer loaded. */
+  skipped?: Array<{ executionId: string; error: string }>;
 }
 
 /** `$trigger.executionId` names the execution that runs; a replayed/saved trigger gets the new one. */

@@ -33,6 +33,12 @@ document.addEventListener('change', (event) => {
   if (select && select.form && select.form.classList.contains('filters')) select.form.requestSubmit();
 });
 
+// A form with data-confirm="QUESTION" (a bulk action) is sent only once the question is answered yes.
+document.addEventListener('submit', (event) => {
+  const form = event.target instanceof HTMLFormElement ? event.target : null;
+  if (form && form.dataset.confirm && !confirm(form.dataset.confirm)) event.preventDefault();
+});
+
 async function copy(text, button) {
   try {
     await navigator.clipboard.writeText(text);

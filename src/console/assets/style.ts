@@ -60,6 +60,8 @@ a.id { font-size: 0.8rem; white-space: nowrap; }
 .badge-ok, .badge-succeeded, .badge-authorized { background: var(--ok-bg); color: var(--ok); }
 .badge-error, .badge-failed, .badge-needsauthorization { background: var(--err-bg); color: var(--err); }
 .badge-running, .badge-queued { background: var(--run-bg); color: var(--run); }
+.badge-waiting { background: #e6edfb; color: var(--accent); }
+.badge-cancelled { background: var(--idle-bg); color: var(--muted); }
 .badge-failing, .badge-stalled { background: var(--err-bg); color: var(--err); }
 .health, .last-error, .key { display: block; margin-top: 2px; }
 .badge-skipped { background: var(--idle-bg); color: var(--muted); }
@@ -72,6 +74,9 @@ button:hover { border-color: var(--accent); }
 button.primary { background: var(--accent); border-color: var(--accent); color: #fff; }
 button:focus-visible, a:focus-visible, input:focus-visible, textarea:focus-visible, select:focus-visible { outline: 3px solid #8fb0ff; outline-offset: 1px; }
 form.inline { display: inline-flex; align-items: center; gap: 8px; margin: 0; }
+.actions { display: flex; gap: 8px; flex-wrap: wrap; }
+form.bulk { margin: 0 0 12px; }
+dd.copyable { display: flex; align-items: center; gap: 8px; }
 td.actions { white-space: nowrap; }
 td.actions > * { margin-right: 4px; }
 input, select, textarea { font: inherit; padding: 6px 8px; border: 1px solid #b9c1cd; border-radius: 6px; background: #fff; }

@@ -1,16 +1,18 @@
 /**
  * One execution: its facts (and the execution that called it), a nested timeline of its steps (a
  * bar per step, placed and sized by time, so a slow step stands out; see ./timeline.tsx), each
- * top-level step's results or error, what onFailure did, trigger data, result and log; Replay.
+ * top-level step's results or error, what onFailure did, trigger data, result and log; Cancel,
+ * Retry from failed step and Replay, and what a waiting execution waits for (./durable.tsx).
  */
 import type { ExecutionRecord, ExecutionVersion } from '../../engine/record.js';
 import { formatDuration, formatJson, shortId } from '../format.js';
-import { Badge, Layout, Notice, PostButton, Time } from './layout.js';
+import { DurableFacts, ExecutionActions } from './durable.js';
+import { Badge, Layout, Notice, Time } from './layout.js';
 import { axisOf, Timeline } from './timeline.js';
 
 export function ExecutionPage(props: { record: ExecutionRecord; notice?: string; error?: string; traceUrl?: string }) {
   const r = props.record;
-  const finished = r.status === 'succeeded' || r.status === 'failed';
+  const finished = r.status === 'succeeded' || r.status === 'failed' || r.status === 'cancelled';
   const axis = axisOf(r);
   return (
     <Layout
@@ -26,9 +28,7 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
           <h1>
             Execution <span class="mono">{shortId(r.id)}</span> <Badge status={r.status} />
           </h1>
-          <PostButton action={`/console/executions/${encodeURIComponent(r.id)}/replay`} primary>
-            Replay
-          </PostButton>
+          <ExecutionActions record={r} />
         </div>
         <Notice notice={props.notice} error={props.error} />
         <dl class="facts wide">
@@ -76,6 +76,7 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
           </dd>
           <dt>Duration</dt>
           <dd>{formatDuration(r.durationMs)}</dd>
+          <DurableFacts record={r} />
           {r.parent && (
             <>
               <dt>Called by</dt>

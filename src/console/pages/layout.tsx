@@ -2,7 +2,7 @@
 import { raw } from 'hono/html';
 import type { Child } from 'hono/jsx';
 import type { ExecutionSummary } from '../../store/types.js';
-import { formatDuration, formatTime } from '../format.js';
+import { formatDuration, formatTime, shortId } from '../format.js';
 
 export type Section = 'integrations' | 'executions' | 'connections';
 
@@ -150,6 +150,11 @@ export function ExecutionsTable(props: { id: string; label: string; executions: 
                     {e.id}
                   </a>
                   {e.correlationKey !== undefined && <span class="muted key">{e.correlationKey}</span>}
+                  {e.retryOf && (
+                    <span class="muted key">
+                      retry of <a href={`/console/executions/${encodeURIComponent(e.retryOf)}`}>{shortId(e.retryOf)}</a>
+                    </span>
+                  )}
                 </td>
                 {props.showIntegration && (
                   <td>
@@ -158,6 +163,11 @@ export function ExecutionsTable(props: { id: string; label: string; executions: 
                 )}
                 <td>
                   <Badge status={e.status} />
+                  {e.status === 'waiting' && e.wakeAt && (
+                    <span class="muted key">
+                      wakes <Time iso={e.wakeAt} />
+                    </span>
+                  )}
                 </td>
                 <td>{e.test ? 'test' : 'live'}</td>
                 <td>{e.attempt}</td>
