@@ -14,10 +14,15 @@
  * with workers paused: what the key claim costs; SQLite, then PostgreSQL unless --no-pg), tracing
  * (the e2e closed loop, SQLite, in a fresh runner with tracing off and one with tracing on — spans
  * exported over OTLP/HTTP to a minimal receiver in this process: executions/s, runner CPU per
- * execution, the difference, and the export requests/bytes received).
+ * execution, the difference, and the export requests/bytes received), durable (an async webhook
+ * whose first step writes — a checkpoint after it — and whose second reads, offered faster than it
+ * runs: executions/s; with `--baseline DIR` alternated with another checkout's build), waits
+ * (1,000 executions waiting 1 s among 10,000 waiting an hour: wake-up lag p50/p99, executions/s;
+ * SQLite, then PostgreSQL unless --no-pg).
  *
  * Flags: --duration S, --warmup S, --connections N, --rounds N (intake/sync: alternate bare and
  * runner N times, keep the median; idempotent-intake, tracing: alternate which variant goes first),
+ * --baseline DIR (durable: a checkout to compare with, built and run by this bench's own targets),
  * --database-url URL (PostgreSQL scenarios; default: the URL
  * printed by scripts/ensure-postgres.sh for database hcm_bench), --no-pg, --json FILE.
  *
@@ -38,6 +43,8 @@ import {
   generatedYaml,
   idempotentIntakeYaml,
   intakeYaml,
+  waitYaml,
+  writeThenReadYaml,
   reloadYaml,
   scheduleYaml,
   syncYaml,
@@ -61,11 +68,12 @@ const { values: flags } = parseArgs({
     json: { type: 'string' },
     profile: { type: 'string' },
     'database-url': { type: 'string' },
+    baseline: { type: 'string' },
     'no-pg': { type: 'boolean' },
   },
 });
 
-const ALL = ['intake', 'e2e', 'sync', 'reload', 'load1000', 'schedule', 'pg', 'foreach', 'idempotent-intake', 'tracing'] as const;
+const ALL = ['intake', 'e2e', 'sync', 'reload', 'load1000', 'schedule', 'pg', 'foreach', 'idempotent-intake', 'tracing', 'durable', 'waits'] as const;
 type Scenario = (typeof ALL)[number];
 const only = new Set<Scenario>((flags.only ? flags.only.split(',') : ALL).map((s) => s.trim() as Scenario));
 for (const s of only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(', ')}`);
@@ -89,6 +97,8 @@ const FOREACH_CONNECTIONS = Math.min(CONNECTIONS, 8);
 /** idempotent-intake: the header the load generator sets to a distinct value per request. */
 const KEY_HEADER = 'x-bench-key';
 const OUT = flags.out ?? join(repoRoot, 'docs', 'benchmarks.md');
+/** durable: another checkout (with node_modules) whose build the scenario alternates with this one. */
+const BASELINE = flags.baseline;
 const profileArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${flags.profile}`] : [];
 
 const tmp = mkdtempSync(join(tmpdir(), 'hcm-bench-'));
@@ -922,6 +932,268 @@ async function postgres(): Promise<PgResult> {
   return { status: 'measured', queue, intake: intakeResult, sync: syncResult, e2e: e2eResult };
 }
 
+// --- durable execution: checkpoints and waits ----------------------------------------------------
+
+/** A PostgreSQL URL for a scenario that runs on both stores (reset), or why not. */
+async function pgForScenario(): Promise<{ url: string } | { skipped: string }> {
+  if (flags['no-pg']) return { skipped: '--no-pg' };
+  try {
+    const url = benchDatabaseUrl();
+    if (!/\/hcm_bench(\?|$)/.test(url) && !flags['database-url']) throw new Error(`unexpected URL ${url}`);
+    await resetPgDatabase(url);
+    return { url };
+  } catch (err) {
+    return { skipped: `PostgreSQL not available: ${(err as Error).message.split('\n')[0]}` };
+  }
+}
+
+/** `n` POSTs of BODY to `url`, `parallel` at a time; how many got a 2xx. */
+async function postMany(url: string, n: number, parallel = 32): Promise<number> {
+  let next = 0;
+  let ok = 0;
+  const worker = async () => {
+    while (next < n) {
+      next++;
+      const res = await fetch(url, { method: 'POST', headers: JSON_HEADERS, body: BODY });
+      await res.arrayBuffer();
+      if (res.ok) ok++;
+    }
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+  return ok;
+}
+
+/** Polls `done` every 200 ms until it is true or `timeoutMs` passed; whether it became true. */
+async function until(done: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await done()) return true;
+    await sleep(200);
+  }
+  return false;
+}
+
+interface DurableVariant {
+  build: 'this' | 'baseline';
+  store: string;
+  sent: LoadResult;
+  /** Executions finished per second while the queue was never empty (the workers' capacity). */
+  ratePerSec: number;
+  finished: number;
+  cpuPerExecutionUs: number;
+  commitsPerExecution?: number;
+}
+interface DurableStoreResult {
+  store: string;
+  targetRate: number;
+  runs: DurableVariant[];
+  /** Median executions/s per build. */
+  thisRate: number;
+  baselineRate?: number;
+}
+interface DurableResult {
+  baseline?: string;
+  sqlite: DurableStoreResult;
+  pg?: DurableStoreResult | { skipped: string };
+}
+
+/** Async intake offered to the `durable` scenario (above what the workers finish, so they never idle). */
+const DURABLE_RATE = 3000;
+
+/**
+ * The 2-step write-then-read integration (a checkpoint after the write), async, with requests
+ * offered faster than the workers finish them: executions finished per second. With
+ * `--baseline DIR`, the same against the build in DIR (e.g. a checkout of the commit before
+ * checkpoints), alternating which goes first per round.
+ */
+async function durableOn(databaseUrl?: string): Promise<DurableStoreResult> {
+  const integration = 'bench-write-read';
+  const dir = writeIntegrations(join(tmp, `durable-${databaseUrl ? 'pg' : 'sqlite'}`), { 'write-read.yaml': writeThenReadYaml(integration) });
+  const sandbox = await startSandbox();
+  const builds: Array<'this' | 'baseline'> = BASELINE ? ['this', 'baseline'] : ['this'];
+  const runs: DurableVariant[] = [];
+  let store = '';
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 ? [...builds].reverse() : builds;
+      for (const build of order) {
+        if (databaseUrl) await resetPgDatabase(databaseUrl);
+        const hcm = { ...hcmEnv(sandbox), HCM_REFRESH_TOKEN: await sandbox.call<string>('issueRefreshToken') };
+        const processEnv = build === 'baseline' ? { BENCH_PRODUCT_ROOT: BASELINE! } : undefined;
+        const r = await runner(`durable-${build}`, { dir, databaseUrl, limits: e2eLimits(), env: hcm }, processEnv);
+        try {
+          store = r.ready.storeKind;
+          const url = r.ready.webhooks[integration]!.live;
+          // The OAuth refresh once, before the load.
+          await postMany(url, 1, 1);
+          await until(async () => ((await r.call<Timings>('timings', { integration })).counts.succeeded ?? 0) >= 1, 30_000);
+          log(`durable (${store}, ${build} build): async write → read at ${DURABLE_RATE}/s (round ${round + 1})`);
+          const c0 = (await r.call<Record<string, number>>('stats')).commits;
+          const cpu0 = await r.call<number>('cpu');
+          const sent = await load(loadOpts(url, { overallRate: DURABLE_RATE }));
+          const cpu1 = await r.call<number>('cpu');
+          const c1 = (await r.call<Record<string, number>>('stats')).commits;
+          const t = await r.call<Timings>('timings', { integration });
+          const finished = t.rows.filter(([, , f]) => f !== null && f >= sent.startedAt && f <= sent.endedAt).length;
+          const all = t.rows.filter(([, , f]) => f !== null && f >= sent.startedAt - WARMUP * 1000 && f <= sent.endedAt).length;
+          if ((t.counts.queued ?? 0) === 0) log(`durable: the queue ran empty (${DURABLE_RATE}/s is below capacity): the rate is the offered one`);
+          runs.push({
+            build,
+            store,
+            sent,
+            finished,
+            ratePerSec: finished / ((sent.endedAt - sent.startedAt) / 1000),
+            cpuPerExecutionUs: (cpu1 - cpu0) / Math.max(1, all),
+            commitsPerExecution: c0 !== undefined && c1 !== undefined ? (c1 - c0) / Math.max(1, all) : undefined,
+          });
+        } finally {
+          await r.stop();
+        }
+      }
+    }
+  } finally {
+    await sandbox.stop();
+  }
+  const of = (b: 'this' | 'baseline') => runs.filter((x) => x.build === b);
+  return {
+    store,
+    targetRate: DURABLE_RATE,
+    runs,
+    thisRate: median(of('this'), (x) => x.ratePerSec).ratePerSec,
+    baselineRate: BASELINE ? median(of('baseline'), (x) => x.ratePerSec).ratePerSec : undefined,
+  };
+}
+
+async function durableScenario(): Promise<DurableResult> {
+  if (BASELINE) buildProduct(BASELINE);
+  const result: DurableResult = {
+    baseline: BASELINE ? `${BASELINE} (${gitIn(BASELINE, ['rev-parse', '--short', 'HEAD'])})` : undefined,
+    sqlite: await durableOn(),
+  };
+  const pg = await pgForScenario();
+  result.pg = 'url' in pg ? await durableOn(pg.url) : pg;
+  return result;
+}
+
+interface WaitStoreResult {
+  store: string;
+  /** Executions already waiting (1 h) while the measured ones wait. */
+  background: number;
+  measured: number;
+  /** Seconds to accept the measured executions (POSTs answered). */
+  acceptSec: number;
+  /** wokeAt − wakeAt of each measured execution, ms. */
+  lag: ReturnType<typeof summarize>;
+  /** finishedAt − wakeAt, ms. */
+  finishLag: ReturnType<typeof summarize>;
+  /** Measured executions ÷ (last finished − first accepted), including their 1 s wait. */
+  ratePerSec: number;
+  unfinished: number;
+}
+interface WaitResult {
+  sqlite: WaitStoreResult;
+  pg?: WaitStoreResult | { skipped: string };
+}
+
+const WAITS_MEASURED = 1000;
+const WAITS_BACKGROUND = QUICK ? 1000 : 10_000;
+
+/** WAITS_BACKGROUND executions waiting an hour, then WAITS_MEASURED each waiting 1 s: when they wake. */
+async function waitsOn(databaseUrl?: string): Promise<WaitStoreResult> {
+  const dir = writeIntegrations(join(tmp, `waits-${databaseUrl ? 'pg' : 'sqlite'}`), {
+    'wait-1s.yaml': waitYaml('bench-wait', '1s'),
+    'wait-1h.yaml': waitYaml('bench-wait-long', '1h'),
+  });
+  const r = await runner('waits', { dir, databaseUrl, limits: e2eLimits() }, { HCM_RUNNER_MAX_WAITING: String(WAITS_BACKGROUND + WAITS_MEASURED) });
+  try {
+    const store = r.ready.storeKind;
+    log(`waits (${store}): ${WAITS_BACKGROUND} executions waiting 1 h`);
+    await postMany(r.ready.webhooks['bench-wait-long']!.live, WAITS_BACKGROUND);
+    const waiting = await until(
+      async () => ((await r.call<Timings>('timings', { integration: 'bench-wait-long' })).counts.waiting ?? 0) >= WAITS_BACKGROUND,
+      180_000,
+    );
+    if (!waiting) throw new Error('waits: the background executions did not all reach waiting within 3 minutes');
+    log(`waits (${store}): ${WAITS_MEASURED} executions waiting 1 s`);
+    const t0 = Date.now();
+    await postMany(r.ready.webhooks['bench-wait']!.live, WAITS_MEASURED);
+    const acceptSec = (Date.now() - t0) / 1000;
+    await until(async () => ((await r.call<Timings>('timings', { integration: 'bench-wait' })).counts.succeeded ?? 0) >= WAITS_MEASURED, 120_000);
+    const w = await r.call<{ counts: Record<string, number>; rows: Array<[number, number, number]> }>('waits', {
+      integration: 'bench-wait',
+      step: 'pause',
+    });
+    const t = await r.call<Timings>('timings', { integration: 'bench-wait' });
+    const firstQueued = Math.min(...t.rows.map(([q]) => q));
+    const lastFinished = Math.max(...w.rows.map(([, , f]) => f));
+    return {
+      store,
+      background: WAITS_BACKGROUND,
+      measured: WAITS_MEASURED,
+      acceptSec,
+      lag: summarize(w.rows.map(([a, b]) => b - a)),
+      finishLag: summarize(w.rows.map(([a, , f]) => f - a)),
+      ratePerSec: w.rows.length / ((lastFinished - firstQueued) / 1000),
+      unfinished: WAITS_MEASURED - (w.counts.succeeded ?? 0),
+    };
+  } finally {
+    await r.stop();
+  }
+}
+
+async function waitsScenario(): Promise<WaitResult> {
+  const result: WaitResult = { sqlite: await waitsOn() };
+  const pg = await pgForScenario();
+  result.pg = 'url' in pg ? await waitsOn(pg.url) : pg;
+  return result;
+}
+
+function durableSection(d: DurableResult): string[] {
+  const out = ['## Durable execution: checkpoints', ''];
+  out.push(
+    `An async webhook whose first step is a write (\`hcm.initiateJobChange\`, a checkpoint is committed after it) and whose second a read (\`hcm.getStaffingWorkerById\`), requests offered at ${DURABLE_RATE}/s — more than the workers finish, so they never idle: executions finished per second during the ${DURATION} s measured.${d.baseline ? ` Baseline: the build in ${d.baseline}, without checkpoints, alternated with this one (${ROUNDS} round${ROUNDS > 1 ? 's' : ''}, median).` : ' Run with `--baseline DIR` to compare with another checkout in the same run.'}`,
+    '',
+  );
+  out.push('| store | build | executions/s | runner CPU µs / execution | commits / execution |\n|---|---|---|---|---|');
+  for (const sr of [d.sqlite, d.pg]) {
+    if (!sr) continue;
+    if ('skipped' in sr) {
+      out.push(row(['PostgreSQL', '–', `skipped: ${sr.skipped}`, '', '']));
+      continue;
+    }
+    for (const v of sr.runs)
+      out.push(
+        row([sr.store, v.build, int(v.ratePerSec), int(v.cpuPerExecutionUs), v.commitsPerExecution !== undefined ? f2(v.commitsPerExecution) : '–']),
+      );
+    if (sr.baselineRate) out.push(row([sr.store, '**loss**', `**${pct(1 - sr.thisRate / sr.baselineRate)}**`, '', '']));
+  }
+  out.push('');
+  return out;
+}
+
+function waitsSection(w: WaitResult): string[] {
+  const out = ['## Durable execution: waits', ''];
+  out.push(
+    `Executions that \`core.wait\` 1 s (${WAITS_MEASURED}), accepted while ${int(w.sqlite.background)} others wait an hour: lag is \`wokeAt − wakeAt\` of the wait step, finish lag \`finishedAt − wakeAt\`; executions/s counts the measured ones from the first accepted to the last finished (their 1 s wait included).`,
+    '',
+  );
+  out.push(
+    '| store | accepted in s | lag p50 ms | lag p99 ms | lag max ms | finish lag p99 ms | executions/s | unfinished |\n|---|---|---|---|---|---|---|---|',
+  );
+  for (const sr of [w.sqlite, w.pg]) {
+    if (!sr) continue;
+    if ('skipped' in sr) {
+      out.push(row(['PostgreSQL', `skipped: ${sr.skipped}`, '', '', '', '', '', '']));
+      continue;
+    }
+    out.push(
+      row([sr.store, f2(sr.acceptSec), f1(sr.lag.p50), f1(sr.lag.p99), f1(sr.lag.max), f1(sr.finishLag.p99), int(sr.ratePerSec), sr.unfinished]),
+    );
+  }
+  out.push('');
+  return out;
+}
+
 // --- report ------------------------------------------------------------------------------------
 
 interface Results {
@@ -935,11 +1207,17 @@ interface Results {
   foreach?: ForEachResult;
   idempotentIntake?: IdempotentResult;
   tracing?: TracingResult;
+  durable?: DurableResult;
+  waits?: WaitResult;
 }
 
 function git(args: string[]): string {
+  return gitIn(repoRoot, args);
+}
+
+function gitIn(dir: string, args: string[]): string {
   try {
-    return execFileSync('git', args, { cwd: repoRoot, encoding: 'utf8' }).trim();
+    return execFileSync('git', args, { cwd: dir, encoding: 'utf8' }).trim();
   } catch {
     return 'unknown';
   }
@@ -1238,6 +1516,26 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     );
     out.push('');
   }
+  if (res.durable) {
+    out.push(...durableSection(res.durable));
+    for (const sr of [res.durable.sqlite, res.durable.pg])
+      if (sr && !('skipped' in sr) && sr.baselineRate)
+        targets.push([
+          `checkpoints cost ≤ 15 % of end-to-end executions/s (${sr.store})`,
+          pct(1 - sr.thisRate / sr.baselineRate),
+          sr.thisRate >= 0.85 * sr.baselineRate ? 'yes' : 'no',
+        ]);
+  }
+  if (res.waits) {
+    out.push(...waitsSection(res.waits));
+    for (const sr of [res.waits.sqlite, res.waits.pg])
+      if (sr && !('skipped' in sr))
+        targets.push([
+          `wake-up lag p99 < 1 s with ${int(sr.background)} executions waiting (${sr.store})`,
+          `${f1(sr.lag.p99)} ms`,
+          sr.lag.p99 < 1000 ? 'yes' : 'no',
+        ]);
+  }
   out.push('## Targets');
   out.push('');
   out.push('| Target | Measured | Met |\n|---|---|---|');
@@ -1251,7 +1549,7 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
   out.push('## Reproduce');
   out.push('');
   out.push(
-    '```sh\nnpm run bench                 # everything, ~5 minutes; writes this file\nnpm run bench -- --quick      # 2 s per scenario\nnpm run bench -- --only intake,sync --out -   # a subset, printed\nnpm run bench -- --only foreach,idempotent-intake --no-pg --out -\nnpm run bench -- --only tracing --rounds 3 --out -   # tracing off vs on\n```',
+    '```sh\nnpm run bench                 # everything, ~5 minutes; writes this file\nnpm run bench -- --quick      # 2 s per scenario\nnpm run bench -- --only intake,sync --out -   # a subset, printed\nnpm run bench -- --only foreach,idempotent-intake --no-pg --out -\nnpm run bench -- --only tracing --rounds 3 --out -   # tracing off vs on\nnpm run bench -- --only durable,waits --baseline ../before --rounds 3 --out -   # checkpoints vs a checkout without them; waits\n```',
   );
   out.push('');
   return out.join('\n');
@@ -1310,6 +1608,8 @@ try {
   if (only.has('foreach')) results.foreach = await forEachScenario();
   if (only.has('idempotent-intake')) results.idempotentIntake = await idempotentIntake();
   if (only.has('tracing')) results.tracing = await tracingScenario();
+  if (only.has('durable')) results.durable = await durableScenario();
+  if (only.has('waits')) results.waits = await waitsScenario();
   if (only.has('pg')) results.pg = await postgres();
 } finally {
   rmSync(tmp, { recursive: true, force: true });

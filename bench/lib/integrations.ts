@@ -177,3 +177,45 @@ export function writeIntegrations(dir: string, files: Record<string, string>): s
   for (const [file, text] of Object.entries(files)) writeFileSync(join(dir, file), text);
   return dir;
 }
+
+/**
+ * Async webhook, two steps, the first a write: an HCM POST (a job change) — a checkpoint is
+ * committed after it — then an HCM GET (read-only, the last step: the final save). What the
+ * `durable` scenario compares with the build before checkpoints.
+ */
+export const writeThenReadYaml = (name: string) => `name: ${name}
+${HCM_CONNECTION}trigger:
+  type: webhook
+  methods: [POST]
+steps:
+  - id: change
+    action: hcm.initiateJobChange
+    connection: hcm
+    inputs:
+      workerId: "21001"
+      changeJobWorkerId: "21001"
+      effectiveDate: "2025-02-01"
+      jobId: JOB-1
+      reasonId: Lateral_Move
+  - id: worker
+    action: hcm.getStaffingWorkerById
+    connection: hcm
+    inputs:
+      workerId: "21001"
+`;
+
+/** Async webhook: core.wait for \`duration\`, then one trivial step (the `waits` scenario). */
+export const waitYaml = (name: string, duration: string) => `name: ${name}
+trigger:
+  type: webhook
+  methods: [POST]
+steps:
+  - id: pause
+    action: core.wait
+    inputs:
+      for: ${duration}
+  - id: after
+    action: core.transform
+    inputs:
+      value: "{% $steps.pause.wokeAt %}"
+`;

@@ -11,7 +11,12 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/**
+ * The checkout whose product runs: this one, or BENCH_PRODUCT_ROOT — another checkout (e.g. the
+ * commit a change is compared with: `npm run bench -- --baseline DIR`), whose dist/ the bench's
+ * own targets import, so both sides are driven by the same bench code.
+ */
+const root = process.env.BENCH_PRODUCT_ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const fromSource = process.env.BENCH_SOURCE === 'src';
 
 /** `dist/<path>` (or `src/<path>` with BENCH_SOURCE=src), typed as the source module `T`. */
@@ -21,9 +26,9 @@ export async function product<T>(path: string): Promise<T> {
 }
 
 /** Compiles src/ to dist/ (incremental: seconds when nothing changed), so the bench runs the code as it is now. */
-export function buildProduct(): string {
+export function buildProduct(checkout = root): string {
   if (fromSource) return 'TypeScript sources through tsx (BENCH_SOURCE=src)';
-  execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(root, 'tsconfig.build.json')], {
+  execFileSync(process.execPath, [join(checkout, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', join(checkout, 'tsconfig.build.json')], {
     stdio: 'inherit',
   });
   return 'the compiled dist/ (as `npm start` runs it)';

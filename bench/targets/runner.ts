@@ -70,18 +70,19 @@ type Row = {
   finished_at: string | Date | null;
   status: string;
   trigger?: string | object;
+  record?: string | object;
 };
 const ms = (v: string | Date | null) => (v === null || v === undefined ? null : v instanceof Date ? v.getTime() : Date.parse(v));
 
 /** Raw rows of one integration, straight from the store's table (SQLite or PostgreSQL). */
-async function rows(integration: string, withTrigger = false): Promise<Row[]> {
+async function rows(integration: string, withTrigger = false, withRecord = false): Promise<Row[]> {
   const store = server.runtime.store as unknown as {
     kind: string;
     db?: { prepare(sql: string): { all(...a: unknown[]): unknown[] } };
     pool?: { query(sql: string, params: unknown[]): Promise<{ rows: unknown[] }> };
     schema?: string;
   };
-  const cols = `queued_at, started_at, finished_at, status${withTrigger ? ', trigger' : ''}`;
+  const cols = `queued_at, started_at, finished_at, status${withTrigger ? ', trigger' : ''}${withRecord ? ', record' : ''}`;
   if (store.kind === 'sqlite' && store.db) return store.db.prepare(`SELECT ${cols} FROM executions WHERE integration = ?`).all(integration) as Row[];
   if (store.pool) {
     const r = await store.pool.query(`SELECT ${cols} FROM "${store.schema ?? 'public'}".executions WHERE integration = $1`, [integration]);
@@ -106,6 +107,25 @@ serveParent(
       const counts: Record<string, number> = {};
       for (const r of list) counts[r.status] = (counts[r.status] ?? 0) + 1;
       return { counts, rows: list.map((r) => [ms(r.queued_at), ms(r.started_at), ms(r.finished_at)]) };
+    },
+    /**
+     * The `waits` scenario: per execution that finished, [wakeAt, wokeAt, finishedAt] in epoch ms
+     * — the wait step's planned wake-up, when it woke, when the execution ended — plus status counts.
+     */
+    waits: async ({ integration, step }: { integration: string; step: string }) => {
+      const list = await rows(integration, false, true);
+      const counts: Record<string, number> = {};
+      const out: Array<[number, number, number]> = [];
+      for (const r of list) {
+        counts[r.status] = (counts[r.status] ?? 0) + 1;
+        if (r.status !== 'succeeded') continue;
+        const rec = (typeof r.record === 'string' ? JSON.parse(r.record) : r.record) as {
+          steps: Array<{ id: string; wakeAt?: string; results?: { wokeAt?: string } }>;
+        };
+        const s = rec.steps.find((x) => x.id === step);
+        if (s?.wakeAt && s.results?.wokeAt) out.push([Date.parse(s.wakeAt), Date.parse(s.results.wokeAt), ms(r.finished_at)!]);
+      }
+      return { counts, rows: out };
     },
     triggers: async ({ integration }: { integration: string }) =>
       (await rows(integration, true)).map((r) => ({ status: r.status, trigger: typeof r.trigger === 'string' ? JSON.parse(r.trigger) : r.trigger })),
