@@ -40,8 +40,15 @@ const waitStep = (wakeAt?: string, callback?: string): StepRecord => ({
 const done: StepRecord = { id: 'first', action: 'hcm.update', status: 'succeeded', results: { ok: true }, startedAt: time(2000, 0) };
 
 /** Enqueued, run (attempt 1 unless given), and saved `waiting` as the runtime does at a core.wait. */
-async function waiting(store: Store, integration: string, wakeAt: string | undefined, callback?: string, attempt = 1): Promise<ExecutionRecord> {
-  const e = exec(integration, { attempt });
+async function waiting(
+  store: Store,
+  integration: string,
+  wakeAt: string | undefined,
+  callback?: string,
+  attempt = 1,
+  id: string = randomUUID(),
+): Promise<ExecutionRecord> {
+  const e = exec(integration, { attempt, id });
   await store.enqueue([e]);
   const r = (await store.markRunning(e.id, attempt))!;
   const record: ExecutionRecord = {
@@ -59,9 +66,10 @@ export function describeDurableContract(store: () => Store, second: () => Promis
   it('wakes waiting executions whose time came, oldest wake-up first, at most the limit, each once; counts and lists them', async () => {
     const integ = name('wait');
     const y = 2001;
-    const later = await waiting(store(), integ, time(y, 3));
-    const first = await waiting(store(), integ, time(y, 1));
-    const middle = await waiting(store(), integ, time(y, 2));
+    // Ids in the reverse order of the wake-ups: the order is the time's.
+    const later = await waiting(store(), integ, time(y, 3), undefined, 1, `${integ}-a`);
+    const first = await waiting(store(), integ, time(y, 1), undefined, 1, `${integ}-c`);
+    const middle = await waiting(store(), integ, time(y, 2), undefined, 1, `${integ}-b`);
     const far = await waiting(store(), integ, time(y, 100));
     const onCallback = await waiting(store(), integ, undefined, token());
 
@@ -87,9 +95,8 @@ export function describeDurableContract(store: () => Store, second: () => Promis
       waitingFor: { step: 'pause', kind: 'time' },
     });
     expect(one[0]!.wakeAt).toBeUndefined();
-    expect((await store().wakeDue(new Date(time(y, 2.5)), 10)).map((r) => r.id)).toEqual([middle.id]);
-    expect(await store().wakeDue(new Date(time(y, 2.5)), 10)).toEqual([]);
-    expect((await store().wakeDue(new Date(time(y, 5)), 10)).map((r) => r.id)).toEqual([later.id]);
+    expect((await store().wakeDue(new Date(time(y, 5)), 10)).map((r) => r.id)).toEqual([middle.id, later.id]);
+    expect(await store().wakeDue(new Date(time(y, 5)), 10)).toEqual([]);
     expect(await store().nextWakeAt()).toBe(time(y, 100));
     expect(await store().countWaiting(integ)).toBe(2);
     expect((await store().getExecution(first.id))!).toMatchObject({ status: 'queued' });
@@ -103,6 +110,7 @@ export function describeDurableContract(store: () => Store, second: () => Promis
     // Saving it in any other status clears the wake-up column: the waker never picks it.
     await store().saveExecution({ ...running, wakeAt: time(y, 1) }, { stored: true });
     expect(await store().wakeDue(new Date(time(y, 5)), 10)).toEqual([]);
+    expect((await store().getExecution(first.id))!.wakeAt).toBeUndefined();
 
     for (const r of [far, onCallback]) expect((await store().cancelExecution(r.id, new Date())).outcome).toBe('cancelled');
     expect(await store().countWaiting(integ)).toBe(0);
