@@ -3,6 +3,7 @@
  * (unique ids, known actions and connections, step references, cron, time zones, each step's
  * inputs against its action's own schema) and the compiled form the runtime uses.
  */
+import { checkWaitStep } from './wait-checks.js';
 import { createHash } from 'node:crypto';
 import { findAction, actionKeys } from '../connectors/catalog.js';
 import type { ActionDeclaration } from '../connectors/types.js';
@@ -213,6 +214,7 @@ class Compiler implements TriggerCompileContext {
     const inputs = this.template(inputsRaw, joinPointer(at, 'inputs'));
     const connection = action ? this.stepConnection(raw.connection, action, at) : undefined;
     if (action) checkInputs(action, inputsRaw, joinPointer(at, 'inputs'), this.problems, raw.inputs !== undefined);
+    if (action?.key === 'core.wait') checkWaitStep(raw, inputsRaw, at, id, this.problems);
     if (action?.key === 'core.call' && typeof inputsRaw.integration === 'string' && !inputsRaw.integration.includes('{%')) {
       const pointer = joinPointer(at, 'inputs', 'integration');
       this.calls.push({ integration: inputsRaw.integration, step: id, pointer, position: this.src.positionOf(pointer) });

@@ -32,7 +32,10 @@ export interface DurableHost {
   createCallback(req: { executionId: string; integration: string; step: string; expiresAt: string; test: boolean }): Promise<{ url: string }>;
   /** The token in a callback URL this host made, else undefined (the wait step fails naming the URL). */
   tokenOf(url: string): string | undefined;
-  /** core.wait on a callback: whether its request came (requests that came first are kept for the wait). */
+  /**
+   * core.wait on a callback: whether its request came (requests that came first are kept for the
+   * wait). `step` is the waiting core.wait step's id (`hcm-runner test` keys `callbacks:` by it).
+   */
   lookupCallback(token: string, executionId: string, step: string): Promise<CallbackLookup>;
   /**
    * Called when an execution is about to start waiting: rejects (with the message the wait step

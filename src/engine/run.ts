@@ -274,7 +274,14 @@ class Run {
         return;
       }
       out.status = 'failed';
-      out.error = err instanceof StepFailure ? err.error : { message: `integration ${r.integration}, onFailure: ${(err as Error).message}` };
+      out.error =
+        err instanceof StepFailure
+          ? err.error
+          : err instanceof WaitSignal
+            ? {
+                message: `integration ${r.integration}, onFailure: step ${err.waitingFor.step} (core.wait) cannot wait in onFailure: it runs once, after the execution failed`,
+              }
+            : { message: `integration ${r.integration}, onFailure: ${(err as Error).message}` };
       this.log('error', `onFailure failed (the execution stays failed): ${out.error.message}`);
     }
   }
@@ -548,6 +555,11 @@ class Run {
         else (rec.childExecutionIds ??= [])[index] = id;
       },
     });
+    if (child.status === 'waiting')
+      throw new ActionError(
+        `${integration} (execution ${child.id}) stopped at core.wait step ${child.waitingFor?.step}: a called integration cannot wait — put the wait in the calling integration`,
+        { code: 'child_waiting' },
+      );
     if (child.status !== 'succeeded') {
       const e = child.error as StepError | undefined;
       throw new ActionError(`${integration} (execution ${child.id}) failed: ${e?.message ?? child.status}`, {

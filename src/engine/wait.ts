@@ -78,7 +78,7 @@ function plan(ctx: WaitContext, host: DurableHost, inputs: Record<string, unknow
     return { kind: 'time', wakeAt: kept ?? new Date(now.getTime() + ms), for: String(inputs.for) };
   }
   if (inputs.until !== undefined) {
-    const at = new Date(String(inputs.until));
+    const at = new Date(typeof inputs.until === 'number' ? inputs.until : String(inputs.until)); // a date input: ISO-8601 or epoch ms
     if (Number.isNaN(at.getTime()))
       throw new ActionError(`input "until" must be an ISO-8601 time, not ${JSON.stringify(inputs.until)}`, { code: 'invalid_input' });
     if (at.getTime() - now.getTime() > MAX_WAIT_MS)

@@ -1,10 +1,11 @@
 /**
  * A request to a callback URL (`/callbacks/{token}`) as the waiting step gets it: the results of a
- * `core.wait` on a callback are the request as a webhook would see it (docs/authoring.md) — the
- * body parsed by its content type (`{data, contentType}`, as `$trigger.body`; a text body as
- * `{data, contentType}` of its text), headers (credentials redacted), query parameters, method and
- * when it came. Bounded like a webhook: the body at a webhook's default `maxBodyBytes`, parsing
- * under the intake limits (nesting, form parts).
+ * `core.wait` on a callback are the request as a webhook would see it (docs/authoring.md
+ * "Waiting") — `body` parsed by its content type as a webhook's `$trigger.body.data` is (JSON, form
+ * fields, multipart parts, a file value for binary bodies; a text body as its text; no body:
+ * `null`), so `$steps.<id>.body.approved` reads a JSON field, as in `hcm-runner test` cases;
+ * headers (credentials redacted), query parameters, method and when it came. Bounded like a
+ * webhook: the body at a webhook's default `maxBodyBytes`, parsing under the intake limits.
  */
 import type { CallbackRequest } from '../engine/durable.js';
 import { mapBody, queryToObject } from '../triggers/webhook/body.js';
@@ -26,7 +27,7 @@ export function callbackRequest(
     method: req.method.toUpperCase(),
     headers: redactHeaders(req.headers, limits.redactedHeaders),
     queryParameters: queryToObject(req.query),
-    body: parts.body ?? parts.rawBody ?? null,
+    body: (parts.body ?? parts.rawBody)?.data ?? null,
     receivedAt,
   };
 }

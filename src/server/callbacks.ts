@@ -27,6 +27,8 @@ export function callbackHandler(runtime: Runtime) {
     const token = c.req.path.slice(CALLBACK_PATH.length);
     // Not a token we could have made: no store lookup.
     if (!CALLBACK_TOKEN.test(token)) throw unknownCallback();
+    // A probe (a link preview's HEAD, a browser's CORS preflight) must not take the URL's one request.
+    if (c.req.method === 'HEAD' || c.req.method === 'OPTIONS') throw notARequest(c.req.method);
     // Cheap answers before reading a body a stranger may make large.
     const entry = await runtime.store.getCallback(token);
     if (!entry || Date.parse(entry.expiresAt) <= Date.now()) throw unknownCallback();
@@ -51,6 +53,12 @@ export function callbackHandler(runtime: Runtime) {
     runtime.logger?.info({ executionId: receipt.executionId, integration: entry.integration, step: entry.step }, 'callback request received');
     return c.json({ executionId: receipt.executionId }, 202, { 'x-execution-id': receipt.executionId });
   };
+}
+
+function notARequest(method: string): HttpError {
+  return new HttpError(405, `${method} does not answer a callback URL; send GET, POST, PUT, PATCH or DELETE`, {
+    allow: 'GET, POST, PUT, PATCH, DELETE',
+  });
 }
 
 function tooLarge(): HttpError {

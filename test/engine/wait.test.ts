@@ -6,8 +6,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hcmActions } from '../../src/connectors/hcm/declarations/index.js';
+import { loadText } from '../../src/definition/load.js';
 import type { ExecutionRecord, StepRecord } from '../../src/engine/record.js';
 import { runExecution, type RunOptions } from '../../src/engine/run.js';
+import { callHost } from '../../src/triggers/call/children.js';
 import { manualTriggerData } from '../../src/triggers/manual.js';
 import { memoryDurableHost } from '../helpers/durable-host.js';
 import { compile, testServices } from '../helpers/engine.js';
@@ -143,20 +146,37 @@ describe('core.wait for and until', () => {
     expect(host.admitted).toEqual([]);
   });
 
-  it('inputs are checked: one of for/until/callback, timeout only with callback, a bounded duration', async () => {
+  it('computed inputs are checked at run time: one of for/until/callback, timeout only with callback, a bounded duration', async () => {
     const host = memoryDurableHost();
     const fails = async (inputs: string) => {
       const r = await start(webhook(`  - id: w\n    action: core.wait\n    inputs: ${inputs}\n`), { durable: host });
       expect(r.status).toBe('failed');
       return (r.error as { message: string }).message;
     };
-    expect(await fails('{ for: 1h, until: "2030-01-01T00:00:00Z" }')).toContain(
+    expect(await fails(`{ for: "{% '1h' %}", until: "{% '2030-01-01T00:00:00Z' %}" }`)).toContain(
       'give only one of the inputs for, until or callback, not for and until',
     );
-    expect(await fails('{}')).toContain('give one of the inputs for, until or callback');
-    expect(await fails('{ for: 1h, timeout: 2h }')).toContain('"timeout" goes with "callback" only');
-    expect(await fails('{ for: 400d }')).toContain('at most 365d');
-    expect(await fails('{ until: "{% \'soon\' %}" }')).toContain('step w (core.wait)');
+    expect(await fails(`{ for: "{% $trigger.body.data.nothing %}" }`)).toContain('give one of the inputs for, until or callback');
+    expect(await fails(`{ for: "{% '1h' %}", callback: "{% $trigger.body.data.none %}", timeout: "{% '2h' %}" }`)).toContain(
+      '"timeout" goes with "callback" only',
+    );
+    expect(await fails(`{ for: "{% '400d' %}" }`)).toContain('at most 365d');
+    expect(await fails(`{ until: "{% 'soon' %}" }`)).toContain('step w (core.wait): input "until" must be a date');
+  });
+
+  it('literal inputs are checked when the file loads, and core.wait may not have forEach', () => {
+    const problems = (step: string) => loadText('w.yaml', webhook(`  - id: w\n    action: core.wait\n${step}\n`)).problems.map((p) => p.message);
+    expect(problems('    inputs: { for: 1h, until: "2030-01-01T00:00:00Z" }')).toContainEqual(
+      'step "w" (core.wait) has for and until: give only one of the inputs for, until or callback',
+    );
+    expect(problems('    inputs: {}')).toContainEqual('step "w" (core.wait) needs one of the inputs for, until or callback');
+    expect(problems('    inputs: { for: 1h, timeout: 2h }')).toContainEqual(
+      'step "w" (core.wait): timeout goes with callback only (a time wait ends by itself)',
+    );
+    expect(problems('    forEach: [1, 2]\n    inputs: { for: 1h }')).toContainEqual(
+      'step "w" (core.wait) cannot have forEach: put the wait in the steps of a forEach group, one wait per iteration',
+    );
+    expect(problems('    inputs: { for: "{% $trigger.body.data.a %}", until: "{% $trigger.body.data.b %}" }')).toEqual([]);
   });
 
   it('without a durable host both actions fail saying this host cannot wait', async () => {
@@ -354,5 +374,47 @@ describe('cancel', () => {
     const r = await start(yaml(), { cancel: cancel.signal });
     expect(r.status).toBe('cancelled');
     expect(r.steps).toEqual([]);
+  });
+});
+
+describe('read-only actions', () => {
+  it('HCM actions are read-only exactly when they GET (derived from the declaration, not written per action)', () => {
+    const gets = hcmActions.filter((a) => !a.request.raw && a.request.method === 'GET');
+    expect(gets.length).toBeGreaterThan(10);
+    for (const a of hcmActions) expect(a.readOnly === true, a.key).toBe(!a.request.raw && a.request.method === 'GET');
+  });
+});
+
+describe('waits in called integrations', () => {
+  it('a child that stops at core.wait fails the calling step clearly (the parent would not be woken by it)', async () => {
+    const host = memoryDurableHost();
+    const child = compile('name: later\ntrigger: { type: call }\nsteps:\n  - id: w\n    action: core.wait\n    inputs: { for: 1h }\n');
+    const call = callHost(
+      (n) => (n === 'later' ? child : undefined),
+      (integration, run) => runExecution({ integration, services: testServices(), durable: host, ...run }),
+    );
+    const r = await start(webhook('  - id: callIt\n    action: core.call\n    inputs: { integration: later }\n'), { durable: host, call });
+    expect(r.status).toBe('failed');
+    expect(r.error).toMatchObject({ step: 'callIt', code: 'child_waiting', message: expect.stringContaining('a called integration cannot wait') });
+  });
+});
+
+describe('waits in onFailure', () => {
+  it('do not suspend the failed execution: onFailure fails saying it cannot wait', async () => {
+    const r = await start(
+      webhook(
+        '  - id: boom\n    action: core.fail\n    inputs: { message: x }\n',
+        'onFailure:\n  - id: w\n    action: core.wait\n    inputs: { for: 1h }\n',
+      ),
+      {
+        durable: memoryDurableHost(),
+      },
+    );
+    expect(r.status).toBe('failed');
+    expect(r.wakeAt).toBeUndefined();
+    expect(r.onFailure).toMatchObject({
+      status: 'failed',
+      error: { message: expect.stringContaining('step w (core.wait) cannot wait in onFailure') },
+    });
   });
 });

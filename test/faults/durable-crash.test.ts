@@ -134,7 +134,7 @@ describe.each(['sqlite', 'postgres'] as const)('kill -9 and restart (%s)', (kind
 
     const approved = await statusOf(base, approve, ['succeeded', 'failed']);
     expect(approved.status).toBe('succeeded');
-    expect(approved.steps.find((s: { id: string }) => s.id === 'approval').results.body.data).toEqual({ approved: 'yes' });
+    expect(approved.steps.find((s: { id: string }) => s.id === 'approval').results.body).toEqual({ approved: 'yes' });
     expect(counter.hits('/approve/handout')).toBe(1);
     // The callback URL took its one request.
     expect((await fetch(url, { method: 'POST', body: 'again' })).status).toBe(409);

@@ -90,6 +90,9 @@ describe('callbacks', () => {
     expect(url.startsWith(`${server.publicUrl}/callbacks/`)).toBe(true);
     expect(waiting.steps.find((s: { id: string }) => s.id === 'cb').results.url).toBe(url);
 
+    // Probes do not take the URL's one request.
+    expect((await fetch(url, { method: 'HEAD' })).status).toBe(405);
+    expect((await fetch(url, { method: 'OPTIONS' })).status).toBe(405);
     const first = await fetch(`${url}?decision=yes`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer secret-of-the-approver' },
@@ -113,7 +116,7 @@ describe('callbacks', () => {
     const approval = done.steps.find((s: { id: string }) => s.id === 'approval');
     expect(approval.results).toMatchObject({
       method: 'POST',
-      body: { data: { approved: true }, contentType: 'application/json' },
+      body: { approved: true },
       queryParameters: { decision: 'yes' },
       headers: { authorization: '[redacted]' },
     });
