@@ -107,7 +107,11 @@ export async function runWait(ctx: WaitContext, inputs: Record<string, unknown>)
   const p = plan(ctx, host, inputs, now);
   const step = ctx.step.id;
   if (p.kind === 'time') {
-    if (p.wakeAt.getTime() <= now.getTime()) return { wokeAt: now.toISOString() };
+    if (p.wakeAt.getTime() <= now.getTime()) {
+      // A woken wait keeps when it was due beside when it woke (the console shows both; the lag is their difference).
+      if (ctx.resumed?.wakeAt) ctx.rec.wakeAt = ctx.resumed.wakeAt;
+      return { wokeAt: now.toISOString() };
+    }
     const wakeAt = p.wakeAt.toISOString();
     if (host.mode === 'now') {
       host.waited?.({ step, kind: 'time', wakeAt, ...(p.for ? { for: p.for } : {}), ...(p.until ? { until: p.until } : {}) });

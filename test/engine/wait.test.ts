@@ -80,6 +80,8 @@ describe('core.wait for and until', () => {
     const woke = await start(yaml, { durable: host, executionId: first.id, resume: due });
     expect(woke.status).toBe('succeeded');
     expect(woke.steps.map((s) => `${s.id}:${s.status}`)).toEqual(['before:succeeded', 'w:succeeded', 'after:succeeded']);
+    // The woken step keeps when it was due beside when it woke.
+    expect(woke.steps[1]!.wakeAt).toBe(due[1]!.wakeAt);
     expect(Math.abs(Date.parse(woke.result as string) - Date.now())).toBeLessThan(5000);
     expect(woke.steps[0]).toBe(due[0]);
   });
