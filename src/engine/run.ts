@@ -409,7 +409,9 @@ class Run {
       finish('failed');
       if (!inner) this.log(step.onError === 'continue' ? 'warn' : 'error', error.message, step.id);
       else if (step.onError === 'continue') this.log('warn', `step ${step.id} failed (continuing): ${error.message}`, step.id);
-      if (step.onError === 'continue') {
+      // A failure because the run was interrupted (shutdown, cancel) is no failure to go on from: the
+      // run ends here, uncommitted, and a resumed run runs the step again.
+      if (step.onError === 'continue' && !this.signal.aborted) {
         scope.errors[step.id] = error;
         // A failed action may still have changed something (a POST whose answer timed out).
         if (!inner) {

@@ -27,6 +27,7 @@ export async function caseFromExecution(
   }
   const c: Obj = { name: `recorded from execution ${record.id}`, trigger: await triggerInput(integration, record.trigger) };
   const mocks: Obj = {};
+  const callbacks: Obj = {};
   const steps: Obj = {};
   const forEach = new Set(
     allSteps(integration)
@@ -47,18 +48,28 @@ export async function caseFromExecution(
       if (answers.length === 1 && !forEach.has(id)) mocks[id] = answers[0];
       else if (answers.length) mocks[id] = { calls: answers };
     }
+    // A callback wait's request comes back from the case's callbacks; the time it came, a callback
+    // URL's token and a wait's wokeAt differ on every run, so only their status is expected.
+    const durable = first.action === 'core.wait' || first.action === 'core.callback';
+    const request = recs.find((r) => r.action === 'core.wait' && r.status === 'succeeded' && isObj(r.results) && 'receivedAt' in r.results)
+      ?.results as Obj | undefined;
+    if (request) {
+      const { receivedAt: _at, ...rest } = request;
+      callbacks[id] = rest;
+    }
     if (recs.length === 1) {
       const e: Obj = { status: first.status };
-      if (first.status === 'succeeded' && first.results !== undefined) e.results = first.results;
+      if (first.status === 'succeeded' && first.results !== undefined && !durable) e.results = first.results;
       if (first.status === 'failed' && first.error?.status !== undefined) e.error = { status: first.error.status };
       steps[id] = e;
     } else {
       // As hcm-runner test reads several records of one step: the worst status, the results in order.
       const status = recs.some((r) => r.status === 'failed') ? 'failed' : recs.some((r) => r.status === 'succeeded') ? 'succeeded' : 'skipped';
-      steps[id] = status === 'succeeded' ? { status, results: recs.map((r) => r.results ?? null) } : { status };
+      steps[id] = status === 'succeeded' && !durable ? { status, results: recs.map((r) => r.results ?? null) } : { status };
     }
   }
   if (Object.keys(mocks).length) c.mocks = mocks;
+  if (Object.keys(callbacks).length) c.callbacks = callbacks;
   const expect: Obj = { status: record.status };
   const response = await callerResponse(integration, record.trigger, record, env);
   if (response) {

@@ -368,6 +368,17 @@ describe('cancel', () => {
     expect(aborted).toBe(1);
   });
 
+  it('a shutdown during a step with onError continue ends the run there, with no checkpoint of that failure (it runs again when resumed)', async () => {
+    const shutdown = new AbortController();
+    setTimeout(() => shutdown.abort(), 200);
+    const saved: string[] = [];
+    const r = await start(yaml(), { signal: shutdown.signal, checkpoint: async (rec) => void saved.push(rec.steps.at(-1)!.id) });
+    expect(r.status).toBe('failed');
+    expect(r.steps.map((s) => `${s.id}:${s.status}`)).toEqual(['slow:failed']);
+    expect(saved).toEqual([]);
+    expect(r.onFailure).toBeUndefined();
+  });
+
   it('a run cancelled before it starts runs no step', async () => {
     const cancel = new AbortController();
     cancel.abort();

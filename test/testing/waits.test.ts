@@ -8,7 +8,14 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { loadFile } from '../../src/definition/load.js';
+import { runExecution } from '../../src/engine/run.js';
+import { caseFromExecution } from '../../src/testing/record.js';
+import { manualTriggerData } from '../../src/triggers/manual.js';
 import { cli, repoRoot } from '../helpers/cli.js';
+import { memoryDurableHost } from '../helpers/durable-host.js';
+import { testServices } from '../helpers/engine.js';
 
 const work = mkdtempSync(join(tmpdir(), 'hcm-test-waits-'));
 cpSync(join(repoRoot, 'test', 'fixtures', 'testing-waits'), work, { recursive: true });
@@ -61,5 +68,30 @@ describe('hcm-runner run: waits', () => {
       'approval:failed',
     ]);
     expect(record.error.message).toContain('hcm-runner run cannot receive callbacks');
+  });
+});
+
+describe('hcm-runner test --record: waits and callbacks', () => {
+  it('a recorded execution gives its callback request under callbacks:, and the case passes when run back', async () => {
+    const integration = loadFile(join(work, 'approval.yaml'), 'approval.yaml').integration!;
+    const host = memoryDurableHost('now', 'http://runner.test');
+    host.receive('http://runner.test/callbacks/tok1', { body: { approved: false }, headers: { 'x-by': 'manager' } });
+    const record = await runExecution({ integration, trigger: manualTriggerData(integration, {}), services: testServices(), durable: host });
+    expect(record.status, JSON.stringify(record.error)).toBe('succeeded');
+    const recorded = await caseFromExecution(record, integration);
+    expect(recorded.callbacks).toEqual({
+      approval: { method: 'POST', headers: { 'x-by': 'manager' }, queryParameters: {}, body: { approved: false } },
+    });
+    // A token and a time differ on every run: only their steps' status is expected.
+    expect((recorded.expect as { steps: Record<string, unknown> }).steps).toMatchObject({
+      pause: { status: 'succeeded' },
+      link: { status: 'succeeded' },
+      approval: { status: 'succeeded' },
+      decide: { status: 'succeeded', results: 'rejected' },
+    });
+    writeFileSync(join(work, 'recorded.test.yaml'), stringify({ integration: 'approval', cases: [recorded] }));
+    const r = test(['recorded.test.yaml']);
+    expect(r.stdout).toContain('1 passed, 0 failed');
+    expect(r.code).toBe(0);
   });
 });
