@@ -63,6 +63,8 @@ export async function executionsCommand(argv: string[]): Promise<number> {
   const [sub, id, ...extra] = positionals;
   const client = new AdminClient(values.server as string | undefined, values.data as string | undefined);
   if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"\n\n${executionsUsage}`);
+  if ((values.since !== undefined || values.until !== undefined) && sub !== 'retry')
+    throw new UsageError(`--since and --until go with executions retry\n\n${executionsUsage}`);
   switch (sub) {
     case 'list': {
       if (id) throw new UsageError(`unexpected argument "${id}"\n\n${executionsUsage}`);

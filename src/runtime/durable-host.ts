@@ -29,6 +29,19 @@ export interface DurableHostOptions {
   makeDurable(executionId: string): Promise<void>;
 }
 
+function tokenInPath(url: string): string | undefined {
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return undefined;
+  }
+  const at = path.lastIndexOf(CALLBACK_PATH);
+  if (at < 0) return undefined;
+  const token = path.slice(at + CALLBACK_PATH.length);
+  return CALLBACK_TOKEN.test(token) ? token : undefined;
+}
+
 export function newCallbackToken(): string {
   return randomBytes(32).toString('base64url');
 }
@@ -53,9 +66,14 @@ export function createDurableHost(opts: DurableHostOptions): DurableHost {
       return { url: base + token };
     },
     tokenOf(url) {
-      if (typeof url !== 'string' || !url.startsWith(base)) return undefined;
-      const token = url.slice(base.length);
-      return CALLBACK_TOKEN.test(token) ? token : undefined;
+      if (typeof url !== 'string') return undefined;
+      if (url.startsWith(base)) {
+        const token = url.slice(base.length);
+        return CALLBACK_TOKEN.test(token) ? token : undefined;
+      }
+      // Made under another public URL (HCM_RUNNER_PUBLIC_URL changed while the execution waited):
+      // the token is what counts, and lookupCallback checks it belongs to this execution.
+      return tokenInPath(url);
     },
     async lookupCallback(token, executionId): Promise<CallbackLookup> {
       const entry = await store.getCallback(token);

@@ -37,6 +37,7 @@ describe.each(['sqlite', 'postgres'] as const)('%s', (kind) => {
     counter = await counterServer();
     dir = integrationsDir({
       chain: CHAIN,
+      syncchain: CHAIN.replace('name: chain\ntrigger:\n  type: webhook', 'name: syncchain\ntrigger:\n  type: webhook\n  response: { mode: sync }'),
       nap: waitFor('nap', '1s'),
       long: waitFor('long', '1h'),
       syncnap: waitFor('syncnap', '1h', true),
@@ -201,6 +202,25 @@ describe.each(['sqlite', 'postgres'] as const)('%s', (kind) => {
       expect(Date.now() - t0).toBeLessThan(3000);
       expect(counter.hits('/four')).toBe(0);
       expect(done.steps.map((s: { id: string }) => s.id)).toEqual(['one', 'two', 'three']);
+      counter.release('/hold/three');
+    });
+  });
+
+  describe('cancel of a synchronous run', () => {
+    it('its caller gets 500 saying it was cancelled', { timeout: 20_000 }, async () => {
+      counter.reset('/hold/three');
+      const answer = fetch(server.urls('syncchain').live, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ base: counter.url }),
+      });
+      await counter.held('/hold/three');
+      const [run] = server.runtime.dispatcher.liveSummaries({ integration: 'syncchain' });
+      expect((await server.runtime.cancel(run!.id)).outcome).toBe('requested');
+      const res = await answer;
+      expect(res.status).toBe(500);
+      expect(await res.json()).toEqual({ error: 'integration syncchain: the execution was cancelled by an operator', executionId: run!.id });
+      expect((await server.waitForExecution(run!.id, ['cancelled'])).status).toBe('cancelled');
       counter.release('/hold/three');
     });
   });

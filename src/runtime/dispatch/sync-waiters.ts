@@ -71,9 +71,8 @@ export class SyncWaiters {
   finish(id: string, record: ExecutionRecord): void {
     const waiter = this.byId.get(id);
     if (!waiter) return;
-    waiter.resolveOutcome(
-      record.status === 'waiting' ? { kind: 'response', response: waitingResponse(record), executionId: id } : { kind: 'done', record },
-    );
+    const response = record.status === 'waiting' ? waitingResponse(record) : record.status === 'cancelled' ? cancelledResponse(record) : undefined;
+    waiter.resolveOutcome(response ? { kind: 'response', response, executionId: id } : { kind: 'done', record });
     waiter.resolveDone(record);
   }
 }
@@ -94,5 +93,14 @@ export function waitingResponse(record: ExecutionRecord): HttpResponseSpec {
       // The step and what it waits for — never the callback URL: it is meant for someone else (an approver).
       ...(record.waitingFor !== undefined ? { waitingFor: { step: record.waitingFor.step, kind: record.waitingFor.kind } } : {}),
     },
+  };
+}
+
+/** A synchronous caller of a run cancelled by an operator: 500 `{error, executionId}` saying so (not "failed"). */
+export function cancelledResponse(record: ExecutionRecord): HttpResponseSpec {
+  return {
+    statusCode: 500,
+    contentType: 'application/json',
+    body: { error: `integration ${record.integration}: the execution was cancelled by an operator`, executionId: record.id },
   };
 }

@@ -57,6 +57,7 @@ export async function counterServer(): Promise<Counter> {
     reset(path) {
       released.delete(path);
       hits.delete(path);
+      for (const res of holding.get(path)?.splice(0) ?? []) res.destroy();
     },
     close: () =>
       new Promise<void>((r) => {
