@@ -192,8 +192,8 @@ steps:
     action: hcm.initiateJobChange
     connection: hcm
     inputs:
-      workerId: "21001"
-      changeJobWorkerId: "21001"
+      workerId: Employee_ID=21001
+      changeJobWorkerId: Employee_ID=21001
       effectiveDate: "2025-02-01"
       jobId: JOB-1
       reasonId: Lateral_Move
@@ -201,7 +201,7 @@ steps:
     action: hcm.getStaffingWorkerById
     connection: hcm
     inputs:
-      workerId: "21001"
+      workerId: Employee_ID=21001
 `;
 
 /** Async webhook: core.wait for \`duration\`, then one trivial step (the `waits` scenario). */
