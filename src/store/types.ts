@@ -209,6 +209,11 @@ export interface Store {
   cancelExecution(id: string, now: Date): Promise<CancelOutcome>;
   /** The ids among `ids` whose cancel was requested while they ran (a process checks those it runs). */
   cancelRequested(ids: readonly string[]): Promise<string[]>;
+  /**
+   * The retries of each of `ids` that has any (original id → the ids of the executions whose
+   * `retryOf` it is, oldest first): a second retry is refused unless asked for (docs/server.md).
+   */
+  retriesOf(ids: readonly string[]): Promise<Map<string, string[]>>;
   countByStatus(): Promise<Record<ExecutionStatus, number>>;
   /** Deletes finished executions that finished before `before`; returns how many. */
   pruneExecutions(before: Date): Promise<number>;

@@ -305,4 +305,28 @@ export function describeDurableContract(store: () => Store, second: () => Promis
     expect((await store().listExecutions({ integration: integ, since: time(2004, 20) })).map((s) => s.id)).toEqual([once.id, r2.id]);
     expect((await store().listExecutions({ integration: integ, since: time(2004, 11), before: time(2004, 30) })).map((s) => s.id)).toEqual([r2.id]);
   });
+  it('retriesOf: each original with its retries, oldest first; originals without any are absent; many ids at once', async () => {
+    const integ = name('retries-of');
+    const a = randomUUID();
+    const b = randomUUID();
+    const never = randomUUID();
+    const a2 = exec(integ, { retryOf: a, queuedAt: time(2005, 20) });
+    const a1 = exec(integ, { retryOf: a, queuedAt: time(2005, 10) });
+    const b1 = exec(integ, { retryOf: b, queuedAt: time(2005, 30) });
+    const plain = exec(integ, { queuedAt: time(2005, 40) });
+    await store().enqueue([a2, a1, b1, plain]);
+    const got = await store().retriesOf([a, b, never, a, plain.id]);
+    expect([...got.entries()].sort()).toEqual(
+      [
+        [a, [a1.id, a2.id]],
+        [b, [b1.id]],
+      ].sort(),
+    );
+    expect(await store().retriesOf([])).toEqual(new Map());
+    // More ids than one statement takes: every chunk is asked.
+    const many = Array.from({ length: 1200 }, () => randomUUID());
+    const late = exec(integ, { retryOf: many[1100]!, queuedAt: time(2005, 50) });
+    await store().enqueue([late]);
+    expect(await store().retriesOf(many)).toEqual(new Map([[many[1100]!, [late.id]]]));
+  });
 }

@@ -111,6 +111,7 @@ describe('SqliteStore specifics', () => {
         'executions_finished',
         'executions_integration_queued',
         'executions_queued',
+        'executions_retry_of',
         'executions_status',
         'executions_waiting_integration',
         'executions_waiting_wake',
@@ -145,7 +146,7 @@ describe('SqliteStore specifics', () => {
     db.close();
     const store = await SqliteStore.open(old, { tokenKey });
     try {
-      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 7 });
+      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: MIGRATIONS.length });
       const columns = (store.db.prepare('PRAGMA table_info(executions)').all() as Array<{ name: string }>).map((c) => c.name);
       expect(columns.slice(-5)).toEqual(['wake_at', 'retry_of', 'cancel_requested', 'trigger', 'record']);
       const old1 = (await store.getExecution('old'))!;

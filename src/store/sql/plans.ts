@@ -182,6 +182,10 @@ export const cancelExecution = (id: string, now: string): Step[] => [
 export const cancelRequested = (count: number) =>
   `SELECT id FROM executions WHERE id IN (${Array.from({ length: count }, () => '?').join(', ')}) AND cancel_requested = ?`;
 
+/** The retries of `count` executions (the parameters), oldest first (the partial index on retry_of). */
+export const retriesOf = (count: number) =>
+  `SELECT retry_of, id FROM executions WHERE retry_of IN (${Array.from({ length: count }, () => '?').join(', ')}) ORDER BY retry_of, queued_at ASC, id ASC`;
+
 // Idempotency keys (docs/triggers.md "Idempotency") ------------------------------------------------
 
 /**

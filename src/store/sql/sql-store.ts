@@ -267,6 +267,20 @@ export abstract class SqlStore implements Store {
     return out;
   }
 
+  async retriesOf(ids: readonly string[]): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    const unique = [...new Set(ids)];
+    for (let i = 0; i < unique.length; i += LATEST_CHUNK) {
+      const chunk = unique.slice(i, i + LATEST_CHUNK);
+      for (const r of await this.read<{ retry_of: string; id: string }>(plan.retriesOf(chunk.length), chunk)) {
+        const list = out.get(r.retry_of);
+        if (list) list.push(r.id);
+        else out.set(r.retry_of, [r.id]);
+      }
+    }
+    return out;
+  }
+
   /** The claim's steps for `enqueueOnce` (its key, kind and window). */
   protected claimSteps(execution: NewExecution, claim: IdempotencyClaim): Step[] {
     const now = Date.now();

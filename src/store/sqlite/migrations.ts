@@ -249,6 +249,12 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX callbacks_unconsumed ON callbacks (execution_id) WHERE received_at IS NOT NULL AND consumed_at IS NULL;
   CREATE INDEX callbacks_expires ON callbacks (expires_at);
   `,
+  // 9: the retries of an execution (a second retry of the same failed execution is refused unless
+  // asked for; a bulk retry skips what was retried): looked up by retry_of, indexed only where set.
+  // Numbered 9 (8 is per-key concurrency's); IF NOT EXISTS so the order of the two does not matter.
+  `
+  CREATE INDEX IF NOT EXISTS executions_retry_of ON executions (retry_of, queued_at) WHERE retry_of IS NOT NULL;
+  `,
 ];
 
 export function migrate(db: Database.Database): number {
