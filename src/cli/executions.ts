@@ -6,7 +6,7 @@ export const executionsUsage = `Usage: hcm-runner executions list [--integration
        hcm-runner executions show ID
        hcm-runner executions replay ID
        hcm-runner executions cancel ID
-       hcm-runner executions retry ID
+       hcm-runner executions retry ID [--again]
        hcm-runner executions retry [--integration NAME] [--status failed|cancelled] [--since T] [--until T]
 
   list     newest first; S is queued, running, waiting, succeeded, failed or cancelled; KEY is a
@@ -16,9 +16,11 @@ export const executionsUsage = `Usage: hcm-runner executions list [--integration
   cancel   a queued or waiting execution is cancelled at once, a running one at its next step
            boundary; prints what happened
   retry    a failed or cancelled execution runs again from its failed step (the steps before it
-           are not run again), as a new execution on the version loaded now; prints its id.
+           are not run again), as a new execution on the version loaded now; prints its id. One
+           already retried is refused (naming its retry) unless --again.
            With filters instead of an ID: every matching execution (default --status failed),
-           queued at or after --since and before --until (ISO-8601 times); prints one new id a line
+           queued at or after --since and before --until (ISO-8601 times); prints one new id a line.
+           Matches already retried are skipped (counted on stderr), so running it twice retries nothing twice
 ${clientHelp}`;
 
 interface Summary {
@@ -53,6 +55,7 @@ export async function executionsCommand(argv: string[]): Promise<number> {
       json: { type: 'boolean' },
       since: { type: 'string' },
       until: { type: 'string' },
+      again: { type: 'boolean' },
     },
     executionsUsage,
   );
@@ -63,6 +66,7 @@ export async function executionsCommand(argv: string[]): Promise<number> {
   const [sub, id, ...extra] = positionals;
   const client = new AdminClient(values.server as string | undefined, values.data as string | undefined);
   if (extra.length) throw new UsageError(`unexpected argument "${extra[0]}"\n\n${executionsUsage}`);
+  if (values.again && (sub !== 'retry' || !id)) throw new UsageError(`--again goes with executions retry ID\n\n${executionsUsage}`);
   if ((values.since !== undefined || values.until !== undefined) && sub !== 'retry')
     throw new UsageError(`--since and --until go with executions retry\n\n${executionsUsage}`);
   switch (sub) {
@@ -123,7 +127,11 @@ export async function executionsCommand(argv: string[]): Promise<number> {
       if (!id && !filtered) throw new UsageError(`executions retry needs an execution ID, or filters such as --status failed\n\n${executionsUsage}`);
       if (id)
         return runClient(async () => {
-          const r = await client.call<{ executionId: string; version?: { sha256: string; commit?: string } }>('POST', `/executions/${enc(id)}/retry`);
+          const r = await client.call<{ executionId: string; version?: { sha256: string; commit?: string } }>(
+            'POST',
+            `/executions/${enc(id)}/retry`,
+            values.again ? { again: true } : undefined,
+          );
           process.stdout.write(`${r.executionId}\n`);
           if (r.version) process.stderr.write(`retries ${id} from its failed step, on version ${shortVersion(r.version)}\n`);
         });
@@ -139,6 +147,7 @@ interface BulkRetry {
   more: boolean;
   until?: string;
   skipped?: Array<{ executionId: string; error: string }>;
+  alreadyRetried?: Array<{ executionId: string; retriedAs: string }>;
 }
 
 /**
@@ -147,15 +156,27 @@ interface BulkRetry {
  */
 async function retryMatching(client: AdminClient, filter: Record<string, unknown>): Promise<void> {
   let total = 0;
+  let already = 0;
   let body = filter;
   for (;;) {
     const r = await client.call<BulkRetry>('POST', '/executions/retry', body);
     for (const newId of r.executionIds) process.stdout.write(`${newId}\n`);
     for (const s of r.skipped ?? []) process.stderr.write(`skipped ${s.executionId}: ${s.error}\n`);
     total += r.executionIds.length;
+    already += r.alreadyRetried?.length ?? 0;
     // `until` only moves back in time; a server answering otherwise would loop forever.
     if (!r.more || !r.until || (typeof body.until === 'string' && Date.parse(r.until) >= Date.parse(body.until))) break;
     body = { ...filter, until: r.until };
   }
-  process.stderr.write(total === 0 ? 'no execution matches: nothing retried\n' : `retried ${total} execution${total === 1 ? '' : 's'}\n`);
+  if (already > 0)
+    process.stderr.write(
+      `skipped ${already} already retried execution${already === 1 ? '' : 's'} (executions retry ID --again retries one once more)\n`,
+    );
+  process.stderr.write(
+    total === 0
+      ? already === 0
+        ? 'no execution matches: nothing retried\n'
+        : 'nothing retried\n'
+      : `retried ${total} execution${total === 1 ? '' : 's'}\n`,
+  );
 }

@@ -282,7 +282,7 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
         integration={integration}
         status={status}
         correlation={correlation}
-        notice={bulkNotice(c.req.query('retried'), !!c.req.query('retryUntil'))}
+        notice={bulkNotice(c.req.query('retried'), !!c.req.query('retryUntil'), c.req.query('alreadyRetried'))}
         retryUntil={c.req.query('retryUntil') || undefined}
         retryStatus={c.req.query('retryStatus') || undefined}
         error={error}
@@ -298,6 +298,7 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
     const q = new URLSearchParams();
     if (filter.integration) q.set('integration', filter.integration);
     q.set('retried', String(done.executionIds.length));
+    if (done.alreadyRetried?.length) q.set('alreadyRetried', String(done.alreadyRetried.length));
     if (done.more && done.until) {
       q.set('retryUntil', done.until);
       q.set('retryStatus', filter.status ?? 'failed');
@@ -307,7 +308,13 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
 
   const executionPage = async (c: Context<AppEnv>, id: string, error?: string, status: 200 | 409 = 200) =>
     c.html(
-      <ExecutionPage record={await ops.execution(id)} notice={NOTICES[c.req.query('done') ?? '']} error={error} traceUrl={opts.traceUrl} />,
+      <ExecutionPage
+        record={await ops.execution(id)}
+        retries={await ops.retriesOf(id)}
+        notice={NOTICES[c.req.query('done') ?? '']}
+        error={error}
+        traceUrl={opts.traceUrl}
+      />,
       status,
     );
   app.get('/console/executions/:id', (c) => executionPage(c, c.req.param('id')));
@@ -323,7 +330,9 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
   app.post('/console/executions/:id/retry', async (c) => {
     const id = c.req.param('id');
     try {
-      const { executionId } = await ops.retry(id);
+      // The confirmed button of an execution retried before sends again=true.
+      const again = (await form(c)).again === 'true';
+      const { executionId } = await ops.retry(id, again ? { again } : undefined);
       return c.redirect(executionUrl(executionId, 'retried'), 303);
     } catch (err) {
       // Not retryable (status, integration gone): said on the execution's page.
@@ -378,15 +387,22 @@ export function consoleErrorPage(c: Context<AppEnv>, err: Error, http: HttpError
   return c.html(page('Something went wrong', `Internal error: ${err.message}`), 500);
 }
 
-/** The notice after a bulk retry: a count (digits only, so a link cannot inject a message). */
-function bulkNotice(retried: string | undefined, more: boolean): string | undefined {
+/** The notice after a bulk retry: counts (digits only, so a link cannot inject a message). */
+function bulkNotice(retried: string | undefined, more: boolean, alreadyRetried?: string): string | undefined {
   if (retried === undefined || !/^\d{1,4}$/.test(retried)) return undefined;
   const n = Number(retried);
+  const skipped = alreadyRetried !== undefined && /^\d{1,4}$/.test(alreadyRetried) ? Number(alreadyRetried) : 0;
   const what =
     n === 0
-      ? 'No execution matched: nothing was retried.'
+      ? skipped === 0
+        ? 'No execution matched: nothing was retried.'
+        : 'Nothing was retried.'
       : `Retried ${n} execution${n === 1 ? '' : 's'} from the failed step; the new ones are below.`;
-  return more ? `${what} More match: press the button again to retry the next (older) ones.` : what;
+  const already =
+    skipped === 0
+      ? ''
+      : ` ${skipped} already retried execution${skipped === 1 ? ' was' : 's were'} skipped (retry those from their page, or retry their failed retries).`;
+  return more ? `${what}${already} More match: press the button again to retry the next (older) ones.` : `${what}${already}`;
 }
 
 /** A redirect target after sign-in: only a console path (never another site). */

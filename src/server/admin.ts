@@ -109,7 +109,7 @@ export function adminApi(runtime: Runtime, auth: OperatorAuth): Hono<AppEnv> {
   api.post('/executions/:id/replay', async (c) => c.json(await ops.replay(c.req.param('id'))));
   // Durable execution (docs/server.md "Cancel and retry").
   api.post('/executions/:id/cancel', async (c) => c.json(await ops.cancel(c.req.param('id'))));
-  api.post('/executions/:id/retry', async (c) => c.json(await ops.retry(c.req.param('id'))));
+  api.post('/executions/:id/retry', async (c) => c.json(await ops.retry(c.req.param('id'), await jsonBody(c, true))));
   api.post('/executions/retry', async (c) => c.json(await ops.retryMatching(await jsonBody(c, true))));
 
   /** Live execution events (server-sent events); `?integration=` narrows them to one. */

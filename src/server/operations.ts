@@ -21,7 +21,8 @@ import type { CompiledIntegration } from '../definition/types.js';
 import { manualTriggerData } from '../triggers/manual.js';
 import { triggerTypeOf } from '../triggers/registry.js';
 import { authorizeConnection, resolveConnection } from './oauth.js';
-import { chunksByTime, parseRetryFilter, RETRYABLE_STATUSES, resumeStepsFor, retryBatch } from './retry.js';
+import { KeyedMutex } from '../store/keyed-mutex.js';
+import { chunksByTime, parseRetryAgain, parseRetryFilter, RETRYABLE_STATUSES, resumeStepsFor, retryBatch } from './retry.js';
 import { integrationView, type IntegrationView } from './views.js';
 
 /** The statuses an execution filter accepts (the store's own list). */
@@ -37,6 +38,12 @@ export interface ConnectionView extends Partial<ConnectionState> {
 }
 
 export class AdminOperations {
+  /**
+   * Retries in this process one at a time: the check "retried before?" and the retry's enqueue
+   * are not one commit, so a double-clicked Retry must not pass the check twice.
+   */
+  private readonly retries = new KeyedMutex();
+
   constructor(readonly runtime: Runtime) {}
 
   // Integrations -------------------------------------------------------------------------------
@@ -253,33 +260,65 @@ export class AdminOperations {
   /**
    * `POST /api/executions/{id}/retry`: a failed or cancelled execution runs again from its failed
    * step as a new execution (`retryOf`), reusing the recorded results of the steps before it, on
-   * the version loaded now. Submitted like a replay (backlog 429s apply).
+   * the version loaded now. Submitted like a replay (backlog 429s apply). One already retried is
+   * refused (409 naming its newest retry) unless the body says `{"again": true}`.
    */
-  async retry(id: string): Promise<{ executionId: string; version: ExecutionVersion }> {
-    const record = await this.execution(id);
-    if (!RETRYABLE_STATUSES.includes(record.status))
-      throw new HttpError(
-        409,
-        `execution "${id}" of ${record.integration} is ${record.status}: only a failed or cancelled execution can be retried (POST /api/executions/${id}/replay runs it again from the start)`,
-      );
-    const integration = this.retryTarget(record.integration, id);
-    const newId = newExecutionId();
-    const submitted = await this.submit(this.retryOf(record, newId, integration));
-    return { ...submitted, version: versionOf(integration) };
+  async retry(id: string, body?: unknown): Promise<{ executionId: string; version: ExecutionVersion }> {
+    const again = parseRetryAgain(body);
+    return this.retries.run('retry', async () => {
+      const record = await this.execution(id);
+      if (!RETRYABLE_STATUSES.includes(record.status))
+        throw new HttpError(
+          409,
+          `execution "${id}" of ${record.integration} is ${record.status}: only a failed or cancelled execution can be retried (POST /api/executions/${id}/replay runs it again from the start)`,
+        );
+      const integration = this.retryTarget(record.integration, id);
+      if (!again) {
+        const newest = (await this.runtime.store.retriesOf([id])).get(id)?.at(-1);
+        if (newest !== undefined) {
+          const status = (await this.runtime.store.getExecution(newest))?.status ?? 'unknown';
+          throw new HttpError(
+            409,
+            `execution ${id} was already retried as ${newest} (status ${status}); retry ${newest} instead, or send {"again": true} to retry ${id} once more`,
+          );
+        }
+      }
+      const newId = newExecutionId();
+      const submitted = await this.submit(this.retryOf(record, newId, integration));
+      return { ...submitted, version: versionOf(integration) };
+    });
+  }
+
+  /** The ids of the retries of execution `id`, oldest first (the console's "Retried as"). */
+  async retriesOf(id: string): Promise<string[]> {
+    return (await this.runtime.store.retriesOf([id])).get(id) ?? [];
   }
 
   /**
    * `POST /api/executions/retry`: retries every failed (or cancelled) execution matching the
    * filter, newest first, at most 1,000 per call. `more`: others match; `until` is where the next
-   * call continues (the originals stay failed, so the same filter again would retry them again).
-   * Executions of integrations no longer loaded are `skipped`. A full backlog after some were
+   * call continues. The originals stay failed: those retried before (by any call) are listed in
+   * `alreadyRetried`, not retried again (at most 1,000 of them per call too), so the same filter
+   * sent twice does not write twice. Executions of integrations no longer loaded are `skipped`. A full backlog after some were
    * submitted answers those, with `more` and `until` to continue from.
    */
   async retryMatching(body: unknown): Promise<BulkRetry> {
     const filter = parseRetryFilter(body);
     if (filter.integration) this.retryTarget(filter.integration);
-    const batch = await retryBatch((f) => this.runtime.store.listExecutions(f), filter);
+    return this.retries.run('retry', () => this.retryBatchOf(filter));
+  }
+
+  private async retryBatchOf(filter: ReturnType<typeof parseRetryFilter>): Promise<BulkRetry> {
+    const store = this.runtime.store;
+    const batch = await retryBatch(
+      (f) => store.listExecutions(f),
+      filter,
+      undefined,
+      undefined,
+      (ids) => store.retriesOf(ids),
+    );
     const out: BulkRetry = { executionIds: [], more: batch.more };
+    const alreadyRetried = batch.alreadyRetried.map((a) => ({ executionId: a.row.id, retriedAs: a.retriedAs }));
     const skipped: BulkRetry['skipped'] = [];
     let until = batch.until;
     let lastSubmitted: string | undefined;
@@ -306,6 +345,12 @@ export class AdminOperations {
     }
     if (out.more && until) out.until = until;
     if (skipped.length) out.skipped = skipped;
+    // Those before where a full backlog stopped this call (the next call considers the rest again).
+    const listed =
+      until === batch.until
+        ? alreadyRetried
+        : alreadyRetried.filter((a, i) => until === undefined || (batch.alreadyRetried[i]!.row.queuedAt ?? '') >= until);
+    if (listed.length) out.alreadyRetried = listed;
     return out;
   }
 
@@ -447,6 +492,8 @@ export interface BulkRetry {
   until?: string;
   /** Matches not retried: their integration is no longer loaded. */
   skipped?: Array<{ executionId: string; error: string }>;
+  /** Matches not retried because they were retried before (`retriedAs`: the newest retry); absent when none. */
+  alreadyRetried?: Array<{ executionId: string; retriedAs: string }>;
 }
 
 /** `$trigger.executionId` names the execution that runs; a replayed/saved trigger gets the new one. */

@@ -3,7 +3,8 @@
  * `POST /api/executions/{id}/retry` and `POST /api/executions/retry`): what a retry resumes from
  * in the integration as loaded now, the bulk filter a caller sends, and which executions one bulk
  * call takes (at most 1,000, newest first, never splitting executions queued in the same
- * millisecond, so the `until` it answers continues exactly where it stopped).
+ * millisecond, so the `until` it answers continues exactly where it stopped; those retried
+ * before are listed, not retried again).
  */
 import { HttpError } from '../common/errors.js';
 import { allSteps } from '../definition/control-flow.js';
@@ -34,6 +35,20 @@ export function resumeStepsFor(integration: CompiledIntegration, steps: readonly
   );
   // Ids are unique in a file; a nested record may carry a path (`group.step`): its last part is the id.
   return stepsBeforeFailure(steps, (id) => continued.has(id) || continued.has(id.slice(id.lastIndexOf('.') + 1)));
+}
+
+/**
+ * The JSON body of `POST /api/executions/{id}/retry`: none, `{}` or `{"again": true}` (retry an
+ * execution that was already retried once more); anything else 400.
+ */
+export function parseRetryAgain(body: unknown): boolean {
+  if (body === undefined || body === null) return false;
+  if (typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, 'send no body, {} or {"again": true}');
+  const b = body as Record<string, unknown>;
+  const unknown = Object.keys(b).find((k) => k !== 'again');
+  if (unknown !== undefined) throw new HttpError(400, `unknown field "${unknown.slice(0, 64)}": a retry takes only "again"`);
+  if (b.again !== undefined && typeof b.again !== 'boolean') throw new HttpError(400, 'again must be true or false');
+  return b.again === true;
 }
 
 /** A bulk retry's filter, checked: `status` failed or cancelled, times as canonical ISO strings. */
@@ -80,47 +95,86 @@ export function parseRetryFilter(body: unknown): RetryFilter {
   return filter;
 }
 
+/** A match a bulk call does not retry: it was retried before (`retriedAs`: its newest retry). */
+export interface AlreadyRetried {
+  row: ExecutionSummary;
+  retriedAs: string;
+}
+
 /** Which executions a bulk call takes; `until` (when `more`) is the filter's `until` for the next call. */
 export interface RetryBatch {
+  /** The matches to retry. */
   rows: ExecutionSummary[];
+  /** The matches skipped because they were retried before (listed, never retried again). */
+  alreadyRetried: AlreadyRetried[];
   more: boolean;
   until?: string;
 }
 
+/** The retries of each of `ids` that has any, oldest first (the store's `retriesOf`). */
+export type RetriesOf = (ids: readonly string[]) => Promise<Map<string, string[]>>;
+
+const noRetries: RetriesOf = async () => new Map();
+
 /**
- * The newest executions matching `filter`, at most `cap`, read page by page from the store
- * (`list`: newest first, `before` exclusive). Executions queued in the same millisecond are taken
+ * The newest executions matching `filter`, read page by page from the store (`list`: newest
+ * first, `before` exclusive): at most `cap` to retry and at most `cap` already retried (`retriesOf`
+ * says which; they are listed, not retried, so pressing "Retry failed" twice does not write twice).
+ * The call stops at whichever fills first. Executions queued in the same millisecond are taken
  * together or not at all (unless more than `cap` share one), so `until` = the oldest taken's
- * queue time leaves nothing out and takes nothing twice.
+ * queue time leaves nothing out and considers nothing twice.
  */
 export async function retryBatch(
   list: (filter: ExecutionFilter) => Promise<ExecutionSummary[]>,
   filter: RetryFilter,
   cap = MAX_BULK_RETRY,
   pageSize = MAX_LIST_LIMIT,
+  retriesOf: RetriesOf = noRetries,
 ): Promise<RetryBatch> {
-  const rows: ExecutionSummary[] = [];
+  // Every match considered, newest first, with its newest retry when it has one.
+  const considered: Array<{ row: ExecutionSummary; retriedAs?: string }> = [];
   const seen = new Set<string>();
+  let fresh = 0;
+  let already = 0;
   let before = filter.until;
-  // One row past the cap says whether more match.
-  while (rows.length <= cap) {
+  // One row past either cap says whether more match.
+  while (fresh <= cap && already <= cap) {
     const page = await list({ integration: filter.integration, status: filter.status, since: filter.since, before, limit: pageSize });
-    const fresh = page.filter((r) => !seen.has(r.id));
-    for (const r of fresh) {
+    const unseen = page.filter((r) => !seen.has(r.id));
+    const retries = unseen.length ? await retriesOf(unseen.map((r) => r.id)) : new Map<string, string[]>();
+    for (const r of unseen) {
       seen.add(r.id);
-      rows.push(r);
+      const retriedAs = retries.get(r.id)?.at(-1);
+      considered.push(retriedAs === undefined ? { row: r } : { row: r, retriedAs });
+      if (retriedAs === undefined) fresh++;
+      else already++;
     }
     if (page.length < pageSize) break;
     const oldest = page[page.length - 1]!.queuedAt!;
     // Next page: from the oldest row's millisecond again (rows sharing it may be on either side;
     // `seen` drops the repeats), unless a whole page was that millisecond — then past it.
-    before = fresh.length === 0 || page[0]!.queuedAt === oldest ? oldest : afterMs(oldest);
+    before = unseen.length === 0 || page[0]!.queuedAt === oldest ? oldest : afterMs(oldest);
   }
-  if (rows.length <= cap) return { rows, more: false };
-  const boundary = rows[cap]!.queuedAt;
-  const whole = rows.slice(0, cap).filter((r) => r.queuedAt !== boundary);
-  const taken = whole.length > 0 ? whole : rows.slice(0, cap);
-  return { rows: taken, more: true, until: taken[taken.length - 1]!.queuedAt };
+  const split = (rows: typeof considered): RetryBatch => ({
+    rows: rows.filter((c) => c.retriedAs === undefined).map((c) => c.row),
+    alreadyRetried: rows.flatMap((c) => (c.retriedAs === undefined ? [] : [{ row: c.row, retriedAs: c.retriedAs }])),
+    more: false,
+  });
+  // The first row past a cap (of either kind), if any.
+  let stop = -1;
+  for (let i = 0, f = 0, a = 0; i < considered.length; i++) {
+    if (considered[i]!.retriedAs === undefined) f++;
+    else a++;
+    if (f > cap || a > cap) {
+      stop = i;
+      break;
+    }
+  }
+  if (stop < 0) return split(considered);
+  const boundary = considered[stop]!.row.queuedAt;
+  const whole = considered.slice(0, stop).filter((c) => c.row.queuedAt !== boundary);
+  const taken = whole.length > 0 ? whole : considered.slice(0, stop);
+  return { ...split(taken), more: true, until: taken[taken.length - 1]!.row.queuedAt };
 }
 
 /** The rows cut into groups of about `size` for submitting, never splitting one millisecond. */

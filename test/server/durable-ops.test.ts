@@ -188,6 +188,44 @@ describe('POST /api/executions/{id}/retry', () => {
     expect((await s.api('POST', '/executions/nope/retry')).status).toBe(404);
   });
 
+  it('a second retry of the same execution → 409 naming the first retry; {"again": true} retries it once more', async () => {
+    const id = await trigger('always-fails');
+    await s.waitForExecution(id);
+    const hitsBefore = up.hits['/fail'];
+    const first = await s.api('POST', `/executions/${id}/retry`);
+    expect(first.status).toBe(200);
+    const firstRetry = first.body.executionId as string;
+    expect((await s.waitForExecution(firstRetry)).status).toBe('failed');
+    expect(up.hits['/fail']).toBe(hitsBefore + 1);
+
+    const refused = await s.api('POST', `/executions/${id}/retry`);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe(
+      `execution ${id} was already retried as ${firstRetry} (status failed); retry ${firstRetry} instead, or send {"again": true} to retry ${id} once more`,
+    );
+    const sameWithEmptyBody = await s.api('POST', `/executions/${id}/retry`, { again: false });
+    expect(sameWithEmptyBody.status).toBe(409);
+    expect(up.hits['/fail']).toBe(hitsBefore + 1);
+    expect((await s.api('POST', `/executions/${id}/retry`, { again: 'yes' })).status).toBe(400);
+    expect((await s.api('POST', `/executions/${id}/retry`, { bogus: 1 })).status).toBe(400);
+
+    const again = await s.api('POST', `/executions/${id}/retry`, { again: true });
+    expect(again.status).toBe(200);
+    expect(again.body.executionId).not.toBe(firstRetry);
+    expect(await s.waitForExecution(again.body.executionId)).toMatchObject({ status: 'failed', retryOf: id });
+    expect(up.hits['/fail']).toBe(hitsBefore + 2);
+    // Now the newest retry is the one named.
+    const refusedAgain = await s.api('POST', `/executions/${id}/retry`);
+    expect(refusedAgain.body.error).toContain(`already retried as ${again.body.executionId}`);
+  });
+
+  it('two retries of the same execution sent at once: one runs, the other is refused', async () => {
+    const id = await trigger('always-fails');
+    await s.waitForExecution(id);
+    const both = await Promise.all([s.api('POST', `/executions/${id}/retry`), s.api('POST', `/executions/${id}/retry`)]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 409]);
+  });
+
   it('a cancelled execution can be retried; a waiting one cannot', async () => {
     const id = await trigger('waiter');
     await s.waitForExecution(id, ['waiting']);
@@ -239,7 +277,8 @@ describe('POST /api/executions/retry (bulk)', () => {
     });
     expect(narrowed.status).toBe(200);
     expect(narrowed.body.more).toBe(false);
-    expect(narrowed.body.executionIds).toHaveLength(all.length - 1);
+    // Every one considered: retried, or listed when an earlier test retried it already.
+    expect(narrowed.body.executionIds.length + (narrowed.body.alreadyRetried?.length ?? 0)).toBe(all.length - 1);
 
     const none = await s.api('POST', '/executions/retry', { integration: 'always-fails', since: new Date(Date.now() + 60_000).toISOString() });
     expect(none.body).toEqual({ executionIds: [], more: false });
@@ -250,7 +289,42 @@ describe('POST /api/executions/retry (bulk)', () => {
     // Every failed one (the narrowed call's retries too, once they failed) got a new execution.
     const retried = await Promise.all(r.body.executionIds.map((id: string) => s.waitForExecution(id)));
     const originals = new Set(retried.map((e: { retryOf: string }) => e.retryOf));
-    for (const id of ids) expect(originals.has(id)).toBe(true);
+    expect(originals.has(newest.id)).toBe(true);
+    // Those the narrowed call retried are listed, not retried again.
+    const already = new Map((r.body.alreadyRetried as Array<{ executionId: string; retriedAs: string }>).map((a) => [a.executionId, a.retriedAs]));
+    for (const id of ids) expect(originals.has(id) || already.has(id), id).toBe(true);
+    for (const id of narrowed.body.executionIds) expect([...already.values()]).toContain(id);
+  });
+
+  it('the same filter sent twice retries each match once: the second call lists them as alreadyRetried', async () => {
+    const since = new Date().toISOString();
+    const ids = [await trigger('always-fails'), await trigger('always-fails')];
+    for (const id of ids) await s.waitForExecution(id);
+    // Bounded above: the retries this test makes are queued later and stay out of the filter.
+    const until = new Date(Date.now() + 1).toISOString();
+    await new Promise((r) => setTimeout(r, 5));
+    const filter = { integration: 'always-fails', since, until };
+    const hitsBefore = up.hits['/fail'];
+
+    const first = await s.api('POST', '/executions/retry', filter);
+    expect(first.status).toBe(200);
+    expect(first.body.executionIds).toHaveLength(2);
+    expect(first.body.alreadyRetried).toBeUndefined();
+    for (const id of first.body.executionIds) await s.waitForExecution(id);
+    expect(up.hits['/fail']).toBe(hitsBefore + 2);
+
+    const second = await s.api('POST', '/executions/retry', filter);
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual({
+      executionIds: [],
+      more: false,
+      alreadyRetried: [
+        { executionId: ids[1], retriedAs: first.body.executionIds[0] },
+        { executionId: ids[0], retriedAs: first.body.executionIds[1] },
+      ],
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(up.hits['/fail']).toBe(hitsBefore + 2);
   });
 
   it('a bad filter → 400 naming the field', async () => {

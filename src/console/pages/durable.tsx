@@ -12,16 +12,29 @@ import { PostButton, Time } from './layout.js';
 const CANCELLABLE = new Set(['queued', 'waiting', 'running']);
 const RETRYABLE = new Set(['failed', 'cancelled']);
 
-export function ExecutionActions(props: { record: ExecutionRecord }) {
+export function ExecutionActions(props: { record: ExecutionRecord; retries?: readonly string[] }) {
   const r = props.record;
   const base = `/console/executions/${encodeURIComponent(r.id)}`;
+  const retries = props.retries ?? [];
   return (
     <div class="actions">
       {CANCELLABLE.has(r.status) && !r.cancelRequested && <PostButton action={`${base}/cancel`}>Cancel</PostButton>}
-      {RETRYABLE.has(r.status) && (
+      {RETRYABLE.has(r.status) && retries.length === 0 && (
         <PostButton action={`${base}/retry`} primary>
           Retry from failed step
         </PostButton>
+      )}
+      {RETRYABLE.has(r.status) && retries.length > 0 && (
+        // Retried before: a second retry writes again, so it is asked for (and sent as again=true).
+        <form
+          method="post"
+          action={`${base}/retry`}
+          class="inline"
+          data-confirm={`This execution was already retried as ${retries.map(shortId).join(', ')}. Retry it once more (its steps run again)?`}
+        >
+          <input type="hidden" name="again" value="true" />
+          <button type="submit">Retry again</button>
+        </form>
       )}
       <PostButton action={`${base}/replay`} primary={!RETRYABLE.has(r.status)}>
         Replay
@@ -30,12 +43,26 @@ export function ExecutionActions(props: { record: ExecutionRecord }) {
   );
 }
 
-/** Facts (`<dt>`/`<dd>` pairs) of a retry, a cancel requested and a waiting execution. */
-export function DurableFacts(props: { record: ExecutionRecord }) {
+/** Facts (`<dt>`/`<dd>` pairs) of a retry and of one retried, a cancel requested and a waiting execution. */
+export function DurableFacts(props: { record: ExecutionRecord; retries?: readonly string[] }) {
   const r = props.record;
   const waiting = r.status === 'waiting' ? r.waitingFor : undefined;
+  const retries = props.retries ?? [];
   return (
     <>
+      {retries.length > 0 && (
+        <>
+          <dt>Retried as</dt>
+          <dd id="retried-as">
+            {retries.map((id, i) => (
+              <>
+                {i > 0 && ', '}
+                <a href={`/console/executions/${encodeURIComponent(id)}`}>execution {shortId(id)}</a>
+              </>
+            ))}
+          </dd>
+        </>
+      )}
       {r.retryOf && (
         <>
           <dt>Retry of</dt>

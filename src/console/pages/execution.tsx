@@ -10,7 +10,14 @@ import { DurableFacts, ExecutionActions } from './durable.js';
 import { Badge, Layout, Notice, Time } from './layout.js';
 import { axisOf, Timeline } from './timeline.js';
 
-export function ExecutionPage(props: { record: ExecutionRecord; notice?: string; error?: string; traceUrl?: string }) {
+export function ExecutionPage(props: {
+  record: ExecutionRecord;
+  /** The ids of this execution's retries, oldest first. */
+  retries?: readonly string[];
+  notice?: string;
+  error?: string;
+  traceUrl?: string;
+}) {
   const r = props.record;
   const finished = r.status === 'succeeded' || r.status === 'failed' || r.status === 'cancelled';
   const axis = axisOf(r);
@@ -28,7 +35,7 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
           <h1>
             Execution <span class="mono">{shortId(r.id)}</span> <Badge status={r.status} />
           </h1>
-          <ExecutionActions record={r} />
+          <ExecutionActions record={r} retries={props.retries} />
         </div>
         <Notice notice={props.notice} error={props.error} />
         <dl class="facts wide">
@@ -76,7 +83,7 @@ export function ExecutionPage(props: { record: ExecutionRecord; notice?: string;
           </dd>
           <dt>Duration</dt>
           <dd>{formatDuration(r.durationMs)}</dd>
-          <DurableFacts record={r} />
+          <DurableFacts record={r} retries={props.retries} />
           {r.parent && (
             <>
               <dt>Called by</dt>
