@@ -318,7 +318,6 @@ export class AdminOperations {
       (ids) => store.retriesOf(ids),
     );
     const out: BulkRetry = { executionIds: [], more: batch.more };
-    const alreadyRetried = batch.alreadyRetried.map((a) => ({ executionId: a.row.id, retriedAs: a.retriedAs }));
     const skipped: BulkRetry['skipped'] = [];
     let until = batch.until;
     let lastSubmitted: string | undefined;
@@ -345,11 +344,11 @@ export class AdminOperations {
     }
     if (out.more && until) out.until = until;
     if (skipped.length) out.skipped = skipped;
-    // Those before where a full backlog stopped this call (the next call considers the rest again).
-    const listed =
-      until === batch.until
-        ? alreadyRetried
-        : alreadyRetried.filter((a, i) => until === undefined || (batch.alreadyRetried[i]!.row.queuedAt ?? '') >= until);
+    // A full backlog stopped the call early: only those before its `until` were considered (the
+    // next call, from that `until`, lists the others).
+    const listed = batch.alreadyRetried
+      .filter((a) => until === batch.until || until === undefined || (a.row.queuedAt ?? '') >= until)
+      .map((a) => ({ executionId: a.row.id, retriedAs: a.retriedAs }));
     if (listed.length) out.alreadyRetried = listed;
     return out;
   }
