@@ -92,6 +92,45 @@ for (const [kind, open] of [
       }
     });
 
+    it('matches retried before are listed, not taken, each under its own cap: following `until`, every match considered once', async () => {
+      // Every third of 'many' was retried (as r-<id>), plus all 30 of the same millisecond.
+      const retriedIds = new Set([...Array.from({ length: 1003 }, (_, i) => `m-${String(i).padStart(5, '0')}`).filter((_, i) => i % 3 === 0)]);
+      for (let i = 0; i < 30; i++) retriedIds.add(`s-${String(i).padStart(5, '0')}`);
+      const retriesOf = async (ids: readonly string[]) =>
+        new Map(ids.filter((id) => retriedIds.has(id)).map((id) => [id, [`r-old-${id}`, `r-${id}`]]));
+      for (const [cap, pageSize] of [
+        [40, 45],
+        [97, 33],
+        [1000, 500],
+      ] as const) {
+        const taken: string[] = [];
+        const listed: string[] = [];
+        let until: string | undefined;
+        for (let i = 0; i < 500; i++) {
+          const b = await retryBatch((f) => t.store.listExecutions(f), { status: 'failed', until }, cap, pageSize, retriesOf);
+          expect(b.rows.length).toBeLessThanOrEqual(cap);
+          // The 30 of one millisecond are never split; otherwise each kind stays within the cap.
+          if (!b.alreadyRetried.some((a) => a.row.id.startsWith('s-'))) expect(b.alreadyRetried.length).toBeLessThanOrEqual(cap);
+          taken.push(...b.rows.map((r) => r.id));
+          for (const a of b.alreadyRetried) {
+            expect(a.retriedAs).toBe(`r-${a.row.id}`); // the newest retry
+            listed.push(a.row.id);
+          }
+          if (!b.more) break;
+          until = b.until;
+        }
+        expect(new Set(listed), `cap ${cap}, pages of ${pageSize}`).toEqual(retriedIds);
+        expect(listed).toHaveLength(retriedIds.size);
+        expect(taken).toHaveLength(1033 - retriedIds.size);
+        expect(taken.some((id) => retriedIds.has(id))).toBe(false);
+        expect(new Set(taken).size).toBe(taken.length);
+      }
+      // With the 1,000 cap, one call takes 1,000 not yet retried (the retried ones do not use it up).
+      const one = await retryBatch((f) => t.store.listExecutions(f), { integration: 'many', status: 'failed' }, 1000, 500, retriesOf);
+      expect(one.rows.length + one.alreadyRetried.length).toBe(1003);
+      expect(one.more).toBe(false);
+    });
+
     it('since and status narrow it', async () => {
       const since = new Date(T0 + 1000).toISOString();
       const b = await retryBatch((f) => t.store.listExecutions(f), { integration: 'many', status: 'failed', since });
