@@ -126,5 +126,52 @@ describe('the executions page', () => {
         .waitFor();
     const retried = (await s.api('GET', '/executions?integration=always-fails')).body.filter((e: { retryOf?: string }) => e.retryOf);
     expect(new Set(retried.map((e: { retryOf: string }) => e.retryOf))).toEqual(new Set(ids));
+
+    // Pressed again once the retries failed too: the originals are skipped (said), only the failed retries are retried.
+    for (const r of retried) await s.waitForExecution(r.id);
+    await page.goto('/console/executions?integration=always-fails&status=failed');
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Retry failed' }).click();
+    await page.getByText('Retried 2 executions from the failed step').waitFor();
+    expect(await page.locator('.notice').first().textContent()).toContain('2 already retried executions were skipped');
+    const after = (await s.api('GET', '/executions?integration=always-fails')).body as Array<{ retryOf?: string }>;
+    for (const id of ids) expect(after.filter((e) => e.retryOf === id)).toHaveLength(1);
+  });
+});
+
+// After the bulk retry: its executions of always-fails are all retried by then.
+describe('an execution retried before', () => {
+  it('an execution retried before shows "Retried as" its retries; retrying it again asks first, saying so', async () => {
+    const id = await trigger('always-fails');
+    await s.waitForExecution(id);
+    const first = (await s.api('POST', `/executions/${id}/retry`)).body.executionId as string;
+    await s.waitForExecution(first);
+    await page.goto(`/console/executions/${id}`);
+    const retriedAs = page.locator('dt', { hasText: 'Retried as' }).locator('xpath=following-sibling::dd[1]');
+    expect(await retriedAs.getByRole('link').getAttribute('href')).toBe(`/console/executions/${first}`);
+    expect(await page.getByRole('button', { name: 'Retry from failed step' }).count()).toBe(0);
+
+    // Dismissed: nothing is retried.
+    let question = '';
+    page.once('dialog', (d) => {
+      question = d.message();
+      void d.dismiss();
+    });
+    await page.getByRole('button', { name: 'Retry again' }).click();
+    await expect.poll(() => question).toContain(`already retried as ${first.slice(-8)}`);
+    expect(new URL(page.url()).pathname).toBe(`/console/executions/${id}`);
+
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: 'Retry again' }).click();
+    await page.getByText('Retried from the failed step: this is the new execution').waitFor();
+    const second = new URL(page.url()).pathname.split('/').pop()!;
+    expect(second).not.toBe(first);
+    expect(await s.waitForExecution(second)).toMatchObject({ retryOf: id });
+    await page.goto(`/console/executions/${id}`);
+    expect(await retriedAs.getByRole('link').evaluateAll((as) => as.map((a) => a.getAttribute('href')))).toEqual([
+      `/console/executions/${first}`,
+      `/console/executions/${second}`,
+    ]);
+    await screenshot(page, 'execution-retried-as');
   });
 });
