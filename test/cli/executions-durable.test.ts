@@ -67,7 +67,9 @@ describe('hcm-runner executions cancel|retry', () => {
     expect(again.stderr).toContain('already finished (cancelled)');
   });
 
-  it('retry ID prints the new id; retry --integration retries every failed one; usage errors exit 2', { timeout: 90_000 }, async () => {
+  it('retry ID prints the new id, refuses a second one unless --again; retry --integration retries every failed one not retried yet; usage errors exit 2', {
+    timeout: 90_000,
+  }, async () => {
     const ids = [await trigger('always-fails'), await trigger('always-fails')];
     for (const id of ids) await s.waitForExecution(id);
 
@@ -78,14 +80,25 @@ describe('hcm-runner executions cancel|retry', () => {
     expect(one.stderr).toContain(`retries ${ids[0]} from its failed step`);
     expect((await s.waitForExecution(newId)).retryOf).toBe(ids[0]);
 
+    // Retried already: refused (exit 1, naming the retry), unless --again.
+    const twice = await cli(['retry', ids[0]!]);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain(`already retried as ${newId}`);
+    const again = await cli(['retry', ids[0]!, '--again']);
+    expect(again.code).toBe(0);
+    const againId = again.stdout.trim();
+    expect((await s.waitForExecution(againId)).retryOf).toBe(ids[0]);
+    expect((await cli(['retry', '--again', '--status', 'failed'])).code).toBe(2);
+
     const bulk = await cli(['retry', '--integration', 'always-fails', '--status', 'failed']);
     expect(bulk.code).toBe(0);
     const bulkIds = bulk.stdout.trim().split('\n');
-    // The two originals and the first retry (failed too by now).
+    // The second original and the two retries of the first (failed too by now); the first is skipped.
     expect(bulkIds).toHaveLength(3);
+    expect(bulk.stderr).toContain('skipped 1 already retried execution');
     expect(bulk.stderr).toContain('retried 3 executions');
     const retried = await Promise.all(bulkIds.map((id) => s.waitForExecution(id)));
-    expect(new Set(retried.map((r) => r.retryOf))).toEqual(new Set([...ids, newId]));
+    expect(new Set(retried.map((r) => r.retryOf))).toEqual(new Set([ids[1], newId, againId]));
 
     const bad = await cli(['retry', '--since', 'yesterday']);
     expect(bad.code).toBe(1);
