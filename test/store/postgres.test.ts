@@ -101,6 +101,10 @@ describe('PostgresStore specifics', () => {
       expect(rows.find((r) => r.indexname === 'executions_waiting_wake').indexdef).toMatch(/WHERE \(status = 'waiting'::text\)/);
       expect(rows.find((r) => r.indexname === 'callbacks_unconsumed').indexdef).toMatch(/received_at IS NOT NULL\) AND \(consumed_at IS NULL/);
       expect((await store.cancelExecution('old', new Date())).outcome).toBe('cancelled');
+      // The retries of executions (11): a partial index on retry_of.
+      const retryIndex = await store.pool.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'executions_retry_of'`, [v8]);
+      expect(retryIndex.rows[0]?.indexdef).toMatch(/\(retry_of, queued_at\) WHERE \(retry_of IS NOT NULL\)/);
+      expect(await store.retriesOf(['old'])).toEqual(new Map());
     } finally {
       await store.close();
     }

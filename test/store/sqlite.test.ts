@@ -8,6 +8,7 @@ import { SqliteStore, SQLITE_FILE } from '../../src/store/sqlite/sqlite-store.js
 import Database from 'better-sqlite3';
 import { newExecutionId } from '../../src/common/ids.js';
 import { MIGRATIONS } from '../../src/store/sqlite/migrations.js';
+import { retriesOf as retriesOfSql } from '../../src/store/sql/plans.js';
 import { describeStoreContract, type TestStore } from './store-contract.js';
 
 const root = mkdtempSync(join(tmpdir(), 'hcm-store-sqlite-'));
@@ -159,6 +160,9 @@ describe('SqliteStore specifics', () => {
       expect(JSON.stringify(plan)).toContain('executions_waiting_wake');
       const count = store.db.prepare(`EXPLAIN QUERY PLAN SELECT COUNT(*) FROM executions WHERE status = 'waiting' AND integration = 'i'`).all();
       expect(JSON.stringify(count)).toContain('executions_waiting_integration');
+      // The retries of executions (a second retry refused, a bulk retry's skips): the partial index on retry_of (9).
+      const retries = store.db.prepare(`EXPLAIN QUERY PLAN ${retriesOfSql(2)}`).all('a', 'b');
+      expect(JSON.stringify(retries)).toContain('executions_retry_of');
       expect(await store.getCallback('none')).toBeUndefined();
       expect((await store.cancelExecution('old', new Date())).outcome).toBe('cancelled');
     } finally {
