@@ -8,6 +8,7 @@ import { newExecutionId } from '../common/ids.js';
 import { HttpError } from '../common/errors.js';
 import { payloadNameProblem } from '../common/payload-name.js';
 import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/state.js';
+import { concurrencyKeyOf } from '../engine/concurrency-key.js';
 import { correlationKeyOf, MAX_CORRELATION_KEY_LENGTH } from '../engine/correlation-key.js';
 import type { ExecutionRecord, ExecutionStatus, ExecutionVersion } from '../engine/record.js';
 import { versionOf } from '../engine/version.js';
@@ -282,6 +283,12 @@ export class AdminOperations {
     const integration = this.runtime.registry.get(execution.integration);
     if (integration?.correlationKey)
       execution.correlationKey = await correlationKeyOf(integration, execution.trigger, {
+        executionId: execution.id,
+        env: this.runtime.env,
+        logger: this.runtime.logger,
+      });
+    if (integration?.concurrency)
+      execution.concurrencyKey = await concurrencyKeyOf(integration, execution.trigger, {
         executionId: execution.id,
         env: this.runtime.env,
         logger: this.runtime.logger,

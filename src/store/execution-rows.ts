@@ -32,6 +32,8 @@ export interface ExecutionColumns {
   correlationKey: string | null;
   versionSha256: string | null;
   versionCommit: string | null;
+  /** `concurrency:`'s key, set at creation; the queue lines executions up by it (indexed with status). */
+  concurrencyKey: string | null;
 }
 
 export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumns {
@@ -49,6 +51,7 @@ export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumn
     durationMs: typeof record.durationMs === 'number' ? record.durationMs : null,
     error: record.error?.message ?? null,
     ...originColumnsOf(record),
+    concurrencyKey: record.concurrencyKey ?? null,
   };
 }
 
@@ -99,6 +102,7 @@ export function recordFromRow(
     queued_at: string | Date | null;
     started_at: string | Date | null;
     finished_at: string | Date | null;
+    concurrency_key?: string | null;
   },
   json: (value: unknown) => unknown = parseJsonText,
 ): ExecutionRecord {
@@ -121,6 +125,7 @@ export function recordFromRow(
   if (q) record.queuedAt = q;
   if (s) record.startedAt = s;
   if (f) record.finishedAt = f;
+  if (row.concurrency_key != null) record.concurrencyKey = row.concurrency_key;
   return record;
 }
 

@@ -17,6 +17,7 @@ export function queuedRecord(e: NewExecution, now: string): ExecutionRecord {
     queuedAt: recordIso(e.queuedAt) ?? now,
     ...(e.idempotencyKey !== undefined ? { idempotencyKey: e.idempotencyKey } : {}),
     ...(e.correlationKey !== undefined ? { correlationKey: e.correlationKey } : {}),
+    ...(e.concurrencyKey !== undefined ? { concurrencyKey: e.concurrencyKey } : {}),
   };
 }
 

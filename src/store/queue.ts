@@ -20,6 +20,8 @@ export interface NewExecution {
   idempotencyKey?: string;
   /** The `correlationKey:` value (engine/correlation-key.ts), when it gave one. */
   correlationKey?: string;
+  /** The `concurrency:` key (engine/concurrency-key.ts), when it gave one: the queue lines these up. */
+  concurrencyKey?: string;
 }
 
 export interface QueuedJob {

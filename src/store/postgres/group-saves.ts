@@ -44,6 +44,7 @@ export function rowsJson(rows: Array<Partial<ExecutionColumns> & { queuedGiven?:
     if (c.correlationKey !== undefined) o += `,"correlation_key":${j(c.correlationKey)}`;
     if (c.versionSha256 !== undefined) o += `,"version_sha256":${j(c.versionSha256)}`;
     if (c.versionCommit !== undefined) o += `,"version_commit":${j(c.versionCommit)}`;
+    if (c.concurrencyKey !== undefined) o += `,"concurrency_key":${j(c.concurrencyKey)}`;
     if (c.queuedGiven !== undefined) o += `,"queued_given":${c.queuedGiven ? 'true' : 'false'}`;
     out.push(`${o}}`);
   }
@@ -236,6 +237,7 @@ export class GroupSaves {
         c.correlationKey,
         c.versionSha256,
         c.versionCommit,
+        c.concurrencyKey,
         !!p.record.queuedAt,
         owner,
         seconds,

@@ -144,6 +144,15 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   ALTER TABLE ${s}.executions ADD COLUMN correlation_key TEXT, ADD COLUMN version_sha256 TEXT, ADD COLUMN version_commit TEXT;
   CREATE INDEX executions_correlation ON ${s}.executions (correlation_key, queued_at) WHERE correlation_key IS NOT NULL;
   `,
+  // 9: reserved for durable execution (wake_at, retry_of, cancel_requested), built on another branch.
+  () => 'SELECT 1',
+  // 10: the `concurrency:` key (docs/authoring.md "Per-key concurrency"). The claim looks up a
+  // key's oldest queued row and counts its running and waiting ones: both read this index; rows
+  // without a key are not in it (they pay nothing).
+  (s) => `
+  ALTER TABLE ${s}.executions ADD COLUMN concurrency_key TEXT;
+  CREATE INDEX executions_concurrency ON ${s}.executions (integration, concurrency_key, status, queued_at) WHERE concurrency_key IS NOT NULL;
+  `,
 ];
 
 export function quoteIdent(name: string): string {

@@ -25,6 +25,7 @@ const COLUMNS = {
   correlation_key: ['correlationKey', 'text'],
   version_sha256: ['versionSha256', 'text'],
   version_commit: ['versionCommit', 'text'],
+  concurrency_key: ['concurrencyKey', 'text'],
 } as const satisfies Record<string, readonly [keyof ExecutionColumns, string]>;
 
 export type ExecutionColumn = keyof typeof COLUMNS;
@@ -38,8 +39,8 @@ const except = (...left: ExecutionColumn[]) => ALL_COLUMNS.filter((c) => !left.i
 export const RECORD_COLUMNS = except('duration_ms', 'error');
 /** A list row: no trigger, no record (`summaryFromRow`). */
 export const SUMMARY_COLUMNS = except('trigger', 'record');
-/** What a run changes in an existing row (`stateColumnsOf`): never the trigger or when it was queued. */
-export const STATE_COLUMNS = except('integration', 'test', 'trigger', 'queued_at');
+/** What a run changes in an existing row (`stateColumnsOf`): never the trigger, when it was queued or its concurrency key. */
+export const STATE_COLUMNS = except('integration', 'test', 'trigger', 'queued_at', 'concurrency_key');
 /** What an enqueue writes: the row up to `queued_at`; the rest is written by the run. */
 export const QUEUED_COLUMNS = except('started_at', 'finished_at', 'duration_ms', 'error');
 

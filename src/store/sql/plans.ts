@@ -89,7 +89,12 @@ const UPSERTED_OVER = ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'trigger');
  */
 export const upsertAssignments = (from: string, queuedGiven: string, existing: string) =>
   assignments(UPSERTED_OVER, (c) =>
-    c === 'queued_at' ? `CASE WHEN ${queuedGiven} THEN ${from}.queued_at ELSE ${existing}.queued_at END` : `${from}.${c}`,
+    c === 'queued_at'
+      ? `CASE WHEN ${queuedGiven} THEN ${from}.queued_at ELSE ${existing}.queued_at END`
+      : // Set at creation: a save whose record lacks it keeps the row's.
+        c === 'concurrency_key'
+        ? `COALESCE(${from}.concurrency_key, ${existing}.concurrency_key)`
+        : `${from}.${c}`,
   );
 
 /** Finished executions before `cutoff`, and the schedule/poll ticks claimed before it. */

@@ -193,6 +193,14 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
   CREATE INDEX executions_correlation ON executions (correlation_key, queued_at) WHERE correlation_key IS NOT NULL;
   `,
+  // 7: reserved for durable execution (wake_at, retry_of, cancel_requested), built on another branch.
+  'SELECT 1',
+  // 8: the `concurrency:` key (docs/authoring.md "Per-key concurrency"); recover() counts a key's
+  // running and waiting executions by this index, rows without a key are not in it.
+  `
+  ALTER TABLE executions ADD COLUMN concurrency_key TEXT;
+  CREATE INDEX executions_concurrency ON executions (integration, concurrency_key, status, queued_at) WHERE concurrency_key IS NOT NULL;
+  `,
 ];
 
 export function migrate(db: Database.Database): number {

@@ -216,6 +216,7 @@ export class SqliteStore extends SqlStore {
         correlationKey: c.correlationKey,
         versionSha256: c.versionSha256,
         versionCommit: c.versionCommit,
+        concurrencyKey: c.concurrencyKey,
       });
     }
   }
