@@ -44,7 +44,11 @@ export async function concurrencyKeyOf(
   return storedConcurrencyKey(value);
 }
 
-function warn(integration: CompiledIntegration, ctx: { executionId: string; logger?: { warn(obj: object, msg: string): void } }, why: string): undefined {
+function warn(
+  integration: CompiledIntegration,
+  ctx: { executionId: string; logger?: { warn(obj: object, msg: string): void } },
+  why: string,
+): undefined {
   ctx.logger?.warn(
     { integration: integration.name, executionId: ctx.executionId },
     `concurrency.key of ${integration.name}: ${why}; the execution runs without a key (not lined up with others)`,

@@ -41,6 +41,8 @@ export interface QueuedJob {
    * was acknowledged); it runs here from memory and is committed once, when it finishes.
    */
   local?: NewExecution;
+  /** The execution's `concurrency:` key: at most the integration's limit of one key run or wait at once. */
+  concurrencyKey?: string;
   /** Already marked running by the queue's claim (the record as stored): no separate markRunning. */
   record?: ExecutionRecord;
 }
@@ -53,6 +55,8 @@ export interface QueueBinding {
   freeFor(integration: string): number;
   /** The most times a process may stop under an execution before it is failed (runtime/dispatch/poison.ts). */
   maxInterruptions(): number;
+  /** The integration's `concurrency.limit` (undefined: it has no `concurrency:`, keys are ignored). */
+  keyLimit?(integration: string): number | undefined;
 }
 
 export interface ExecutionQueue {

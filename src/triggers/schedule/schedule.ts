@@ -124,7 +124,16 @@ export class ScheduleTrigger {
       const correlationKey = await correlationKeyOf(this.integration, trigger, { executionId: id, env: this.host.env, logger: log });
       const concurrencyKey = await concurrencyKeyOf(this.integration, trigger, { executionId: id, env: this.host.env, logger: log });
       await this.host.submit([
-        { id, integration: name, trigger, test: false, attempt: 1, queuedAt: trigger.firedAt, correlationKey, ...(concurrencyKey ? { concurrencyKey } : {}) },
+        {
+          id,
+          integration: name,
+          trigger,
+          test: false,
+          attempt: 1,
+          queuedAt: trigger.firedAt,
+          correlationKey,
+          ...(concurrencyKey ? { concurrencyKey } : {}),
+        },
       ]);
       log?.debug({ integration: name, executionId: id, scheduledAt: tick }, 'schedule: fired');
       this.host.reportRun?.(name, { status: 'started', at: trigger.firedAt, executionId: id });
