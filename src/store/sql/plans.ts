@@ -21,6 +21,8 @@ const s = (sql: string, ...params: unknown[]): Step => ({ sql, params });
 
 export const getExecution = `SELECT ${EXEC_COLS} FROM executions WHERE id = ?`;
 export const unfinishedExecutions = `SELECT ${EXEC_COLS} FROM executions WHERE status IN ('queued', 'running') ORDER BY queued_at ASC, id ASC`;
+/** Waiting executions with a `concurrency:` key: they hold their key's slot (the in-process queue's start). */
+export const waitingKeyHolders = `SELECT id, integration, concurrency_key FROM executions WHERE status = 'waiting' AND concurrency_key IS NOT NULL`;
 export const countByStatus = 'SELECT status, COUNT(*) AS n FROM executions GROUP BY status';
 
 /**

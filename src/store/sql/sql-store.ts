@@ -160,6 +160,12 @@ export abstract class SqlStore implements Store {
     return (await this.read(plan.unfinishedExecutions)).map((r) => this.record(r));
   }
 
+  /** Waiting executions with a `concurrency:` key (the in-process queue's start: they keep their slots). */
+  async waitingKeyHolders(): Promise<Array<{ id: string; integration: string; concurrencyKey: string }>> {
+    const rows = await this.read<{ id: string; integration: string; concurrency_key: string }>(plan.waitingKeyHolders);
+    return rows.map((r) => ({ id: r.id, integration: r.integration, concurrencyKey: r.concurrency_key }));
+  }
+
   async countByStatus(): Promise<Record<ExecutionStatus, number>> {
     const counts = emptyCounts();
     for (const r of await this.read<{ status: ExecutionStatus; n: number | string }>(plan.countByStatus))
