@@ -6,9 +6,14 @@
  * full line costs nothing per take: its later executions are not in the ready lanes at all.
  * (PostgreSQL does the same cluster-wide in its claim: sql/postgres-plans.ts.)
  */
-import type { QueuedJob } from './queue.js';
+/** What a line needs of a queued job (queue.ts QueuedJob). */
+export interface LineJob {
+  id: string;
+  integration: string;
+  concurrencyKey?: string;
+}
 
-export class KeyLines {
+export class KeyLines<QueuedJob extends LineJob> {
   /** Line (integration + key) → the executions holding its slots. */
   private readonly holders = new Map<string, Set<string>>();
   /** Execution → the line whose slot it holds (a job woken without its key still finds it). */

@@ -174,7 +174,7 @@ export class InProcessQueue implements ExecutionQueue {
   private readonly lanes = new Lanes();
   private readonly listeners: Array<() => void> = [];
   private binding?: QueueBinding;
-  private readonly lines = new KeyLines((integration) => this.binding?.keyLimit?.(integration));
+  private readonly lines = new KeyLines<QueuedJob>((integration) => this.binding?.keyLimit?.(integration));
   /** Taken and not settled yet (running here). */
   private readonly taken = new Set<string>();
   private timer?: NodeJS.Timeout;

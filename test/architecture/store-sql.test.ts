@@ -116,6 +116,7 @@ const e = \`AS v(id text, status text, attempt int, record json)\`;`,
       correlationKey: 'k',
       versionSha256: null,
       versionCommit: null,
+      concurrencyKey: 'c',
     };
     expect(Object.keys(JSON.parse(rowsJson([{ ...row, queuedGiven: true }]))[0])).toEqual([...ALL_COLUMNS, 'queued_given']);
     // The single-save statements' parameters are written out in this order (group-saves.ts
@@ -149,6 +150,7 @@ const e = \`AS v(id text, status text, attempt int, record json)\`;`,
       'correlation_key',
       'version_sha256',
       'version_commit',
+      'concurrency_key',
     ]);
   });
 });

@@ -107,6 +107,7 @@ describe('SqliteStore specifics', () => {
         }>
       ).map((r) => r.name);
       expect(indexes.sort()).toEqual([
+        'executions_concurrency',
         'executions_correlation',
         'executions_finished',
         'executions_integration_queued',
@@ -114,7 +115,14 @@ describe('SqliteStore specifics', () => {
         'executions_status',
       ]);
       // The correlation and version columns (migration 5) sit before the bulky ones too.
-      expect(columns('executions').slice(-5)).toEqual(['correlation_key', 'version_sha256', 'version_commit', 'trigger', 'record']);
+      expect(columns('executions').slice(-6)).toEqual([
+        'correlation_key',
+        'version_sha256',
+        'version_commit',
+        'concurrency_key',
+        'trigger',
+        'record',
+      ]);
     } finally {
       await store.close();
     }

@@ -195,10 +195,39 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 7: reserved for durable execution (wake_at, retry_of, cancel_requested), built on another branch.
   'SELECT 1',
-  // 8: the `concurrency:` key (docs/authoring.md "Per-key concurrency"); recover() counts a key's
-  // running and waiting executions by this index, rows without a key are not in it.
+  // 8: the `concurrency:` key (docs/authoring.md "Per-key concurrency"), indexed with the status
+  // and acceptance order of its line; rows without a key are not in the index. Rebuilt so it sits
+  // before the bulky trigger and record (see 4: summaries read them).
   `
-  ALTER TABLE executions ADD COLUMN concurrency_key TEXT;
+  CREATE TABLE executions_keyed (
+    id              TEXT PRIMARY KEY,
+    integration     TEXT NOT NULL,
+    status          TEXT NOT NULL,
+    test            INTEGER NOT NULL DEFAULT 0,
+    attempt         INTEGER NOT NULL DEFAULT 1,
+    queued_at       TEXT NOT NULL,
+    started_at      TEXT,
+    finished_at     TEXT,
+    duration_ms     INTEGER,
+    error           TEXT,
+    correlation_key TEXT,
+    version_sha256  TEXT,
+    version_commit  TEXT,
+    concurrency_key TEXT,
+    trigger         TEXT NOT NULL,
+    record          TEXT NOT NULL
+  );
+  INSERT INTO executions_keyed (id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error,
+      correlation_key, version_sha256, version_commit, trigger, record)
+    SELECT id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error,
+      correlation_key, version_sha256, version_commit, trigger, record FROM executions;
+  DROP TABLE executions;
+  ALTER TABLE executions_keyed RENAME TO executions;
+  CREATE INDEX executions_integration_queued ON executions (integration, queued_at);
+  CREATE INDEX executions_queued ON executions (queued_at);
+  CREATE INDEX executions_status ON executions (status);
+  CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
+  CREATE INDEX executions_correlation ON executions (correlation_key, queued_at) WHERE correlation_key IS NOT NULL;
   CREATE INDEX executions_concurrency ON executions (integration, concurrency_key, status, queued_at) WHERE concurrency_key IS NOT NULL;
   `,
 ];
