@@ -284,9 +284,11 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
     );
   });
 
-  app.get('/console/executions/:id', async (c) =>
-    c.html(<ExecutionPage record={await ops.execution(c.req.param('id'))} notice={NOTICES[c.req.query('done') ?? '']} traceUrl={opts.traceUrl} />),
-  );
+  app.get('/console/executions/:id', async (c) => {
+    const record = await ops.execution(c.req.param('id'));
+    const ahead = await ops.aheadInLine(record);
+    return c.html(<ExecutionPage record={record} ahead={ahead} notice={NOTICES[c.req.query('done') ?? '']} traceUrl={opts.traceUrl} />);
+  });
 
   app.post('/console/executions/:id/replay', async (c) => {
     const { executionId } = await ops.replay(c.req.param('id'));

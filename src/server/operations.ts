@@ -212,6 +212,11 @@ export class AdminOperations {
     return record;
   }
 
+  /** A queued execution's place in its `concurrency:` key's line (undefined: not held back by a key). */
+  async aheadInLine(record: ExecutionRecord): Promise<number | undefined> {
+    return this.runtime.store.aheadInLine(record);
+  }
+
   /**
    * A new execution with the same trigger data (a fresh `$trigger.executionId`), on the version
    * loaded now: the answer says which (`version`), as the new record will once it runs.

@@ -135,6 +135,11 @@ export interface Store {
   latestExecutions(integrations: readonly string[]): Promise<Map<string, ExecutionSummary>>;
   /** Executions left `queued` or `running` (after a crash), oldest first. */
   unfinishedExecutions(): Promise<ExecutionRecord[]>;
+  /**
+   * For a queued execution with a `concurrency:` key: how many of its key are ahead of it (running,
+   * waiting, or queued before it), cluster-wide; undefined for any other.
+   */
+  aheadInLine(record: ExecutionRecord): Promise<number | undefined>;
   countByStatus(): Promise<Record<ExecutionStatus, number>>;
   /** Deletes finished executions that finished before `before`; returns how many. */
   pruneExecutions(before: Date): Promise<number>;
