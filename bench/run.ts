@@ -14,7 +14,9 @@
  * with workers paused: what the key claim costs; SQLite, then PostgreSQL unless --no-pg), tracing
  * (the e2e closed loop, SQLite, in a fresh runner with tracing off and one with tracing on — spans
  * exported over OTLP/HTTP to a minimal receiver in this process: executions/s, runner CPU per
- * execution, the difference, and the export requests/bytes received).
+ * execution, the difference, and the export requests/bytes received), keyed-queue (PostgreSQL's
+ * claim with 10 000 queued executions over 1 000 `concurrency:` keys, against the same rows
+ * without keys: claim latency p50/p99; bench/lib/keyed-queue.ts).
  *
  * Flags: --duration S, --warmup S, --connections N, --rounds N (intake/sync: alternate bare and
  * runner N times, keep the median; idempotent-intake, tracing: alternate which variant goes first),
@@ -43,6 +45,7 @@ import {
   syncYaml,
   writeIntegrations,
 } from './lib/integrations.js';
+import { type KeyedQueueResult, KEYED_QUEUE, keyedQueueScenario } from './lib/keyed-queue.js';
 import { closedLoopGenerator, load, summarize, type LoadResult } from './lib/load.js';
 import { machineCpu } from './lib/machine-cpu.js';
 import { buildProduct, productNodeFlags } from './lib/product.js';
@@ -65,11 +68,14 @@ const { values: flags } = parseArgs({
   },
 });
 
-const ALL = ['intake', 'e2e', 'sync', 'reload', 'load1000', 'schedule', 'pg', 'foreach', 'idempotent-intake', 'tracing'] as const;
+const ALL = ['intake', 'e2e', 'sync', 'reload', 'load1000', 'schedule', 'pg', 'foreach', 'idempotent-intake', 'tracing', 'keyed-queue'] as const;
 type Scenario = (typeof ALL)[number];
 const only = new Set<Scenario>((flags.only ? flags.only.split(',') : ALL).map((s) => s.trim() as Scenario));
 for (const s of only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(', ')}`);
-if (flags['no-pg']) only.delete('pg');
+if (flags['no-pg']) {
+  only.delete('pg');
+  only.delete('keyed-queue');
+}
 
 const QUICK = !!flags.quick;
 const DURATION = Number(flags.duration ?? (QUICK ? 2 : 10));
@@ -900,6 +906,19 @@ async function resetPgDatabase(url: string): Promise<void> {
   }
 }
 
+async function keyedQueue(): Promise<KeyedQueueResult | { skipped: string }> {
+  let url: string;
+  try {
+    url = benchDatabaseUrl();
+    if (!/\/hcm_bench(\?|$)/.test(url) && !flags['database-url']) throw new Error(`unexpected URL ${url}`);
+    await resetPgDatabase(url);
+  } catch (err) {
+    return { skipped: `PostgreSQL not available: ${(err as Error).message.split('\n')[0]}` };
+  }
+  // Claims of 16: a full pass over the 10 000 rows is 625 claims; --quick stops at 200.
+  return keyedQueueScenario(url, QUICK ? 200 : 1000, log);
+}
+
 async function postgres(): Promise<PgResult> {
   const queue = existsSync(join(repoRoot, 'src', 'store', 'postgres', 'table-queue.ts'))
     ? 'table'
@@ -935,6 +954,7 @@ interface Results {
   foreach?: ForEachResult;
   idempotentIntake?: IdempotentResult;
   tracing?: TracingResult;
+  keyedQueue?: KeyedQueueResult | { skipped: string };
 }
 
 function git(args: string[]): string {
@@ -1238,6 +1258,28 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
     );
     out.push('');
   }
+  if (res.keyedQueue) {
+    const k = res.keyedQueue;
+    out.push('## 10. Keyed queue (PostgreSQL)');
+    out.push('');
+    if ('skipped' in k) out.push(`Skipped (${k.skipped}).`);
+    else {
+      out.push(
+        `PostgreSQL's claim (the queue's own statement) with ${int(KEYED_QUEUE.executions)} queued executions accepted round-robin over ${int(KEYED_QUEUE.keys)} keys, claims of up to ${KEYED_QUEUE.slots} rows whose runs end at once — with \`concurrency: {key, limit: 1}\` (only the head of a free key is claimable) and without keys (the same rows), in the same run, each in a fresh schema after a warm-up round. Measured in the bench's process over the pool (local PostgreSQL, same machine).`,
+      );
+      out.push('');
+      out.push('| | claims | rows claimed | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|');
+      out.push(row(['without keys', int(k.plain.claims), int(k.plain.claimed), f2(k.plain.p50), f2(k.plain.p99), f2(k.plain.max)]));
+      out.push(row(['`concurrency: {key, limit: 1}`', int(k.keyed.claims), int(k.keyed.claimed), f2(k.keyed.p50), f2(k.keyed.p99), f2(k.keyed.max)]));
+      out.push('');
+      const ratio = k.keyed.p50 / k.plain.p50;
+      out.push(
+        `Claim p50 with keys: **${f2(ratio)}× without**. Claims with keys that found nothing while rows were queued: ${int(k.emptyKeyedClaims)}.`,
+      );
+      targets.push(['Per-key concurrency: claim p50 within 2× of without keys (PostgreSQL)', `${f2(ratio)}×`, ratio <= 2 ? 'yes' : 'no']);
+    }
+    out.push('');
+  }
   out.push('## Targets');
   out.push('');
   out.push('| Target | Measured | Met |\n|---|---|---|');
@@ -1311,6 +1353,7 @@ try {
   if (only.has('idempotent-intake')) results.idempotentIntake = await idempotentIntake();
   if (only.has('tracing')) results.tracing = await tracingScenario();
   if (only.has('pg')) results.pg = await postgres();
+  if (only.has('keyed-queue')) results.keyedQueue = await keyedQueue();
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }
