@@ -72,6 +72,9 @@ describe('per-key concurrency on the PostgreSQL queue', () => {
     await sleep(200);
     expect(r.taken.map((j) => j.id).sort()).toEqual([transfer!.id, other!.id, unkeyed!.id].sort());
     expect(r.taken.find((j) => j.id === transfer!.id)?.concurrencyKey).toBe('21001');
+    // What the console says of the termination: one ahead of it (the transfer, running).
+    expect(await r.store.aheadInLine((await r.store.getExecution(termination!.id))!)).toBe(1);
+    expect(await r.store.aheadInLine((await r.store.getExecution(transfer!.id))!)).toBeUndefined();
     await r.finish(r.taken.find((j) => j.id === transfer!.id)!);
     await poll(async () => (r.taken.some((j) => j.id === termination!.id) ? true : undefined), 5000);
     await r.queue.stop();
