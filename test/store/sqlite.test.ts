@@ -107,6 +107,7 @@ describe('SqliteStore specifics', () => {
         }>
       ).map((r) => r.name);
       expect(indexes.sort()).toEqual([
+        'executions_concurrency',
         'executions_correlation',
         'executions_finished',
         'executions_integration_queued',
@@ -115,14 +116,16 @@ describe('SqliteStore specifics', () => {
         'executions_waiting_integration',
         'executions_waiting_wake',
       ]);
-      // The correlation and version columns (migration 6) and the durable ones (7) sit before the bulky ones too.
-      expect(columns('executions').slice(-8)).toEqual([
+      // The correlation and version columns (migration 6), the durable ones (7) and the concurrency
+      // key (8) sit before the bulky ones too.
+      expect(columns('executions').slice(-9)).toEqual([
         'correlation_key',
         'version_sha256',
         'version_commit',
         'wake_at',
         'retry_of',
         'cancel_requested',
+        'concurrency_key',
         'trigger',
         'record',
       ]);
@@ -145,9 +148,9 @@ describe('SqliteStore specifics', () => {
     db.close();
     const store = await SqliteStore.open(old, { tokenKey });
     try {
-      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 7 });
+      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: MIGRATIONS.length });
       const columns = (store.db.prepare('PRAGMA table_info(executions)').all() as Array<{ name: string }>).map((c) => c.name);
-      expect(columns.slice(-5)).toEqual(['wake_at', 'retry_of', 'cancel_requested', 'trigger', 'record']);
+      expect(columns.slice(-6)).toEqual(['wake_at', 'retry_of', 'cancel_requested', 'concurrency_key', 'trigger', 'record']);
       const old1 = (await store.getExecution('old'))!;
       expect(old1).toMatchObject({ status: 'queued', trigger: { n: 1 } });
       expect(await store.listExecutions({ integration: 'i' })).toEqual([expect.objectContaining({ id: 'old', correlationKey: 'K' })]);
