@@ -168,6 +168,42 @@ describe('SqliteStore specifics', () => {
     }
   });
 
+  it('upgrades a version-7 database to per-key concurrency: the rebuild keeps the durable columns and indexes', async () => {
+    const old = join(root, 'v7');
+    mkdirSync(old, { recursive: true });
+    const db = new Database(join(old, SQLITE_FILE));
+    db.pragma('journal_mode = WAL');
+    for (const m of MIGRATIONS.slice(0, 7)) db.exec(m);
+    db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7)');
+    db.prepare(
+      `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at, wake_at, retry_of, cancel_requested)
+       VALUES ('w', 'i', 'waiting', 0, 2, '{"n":1}', '{"steps":[],"log":[]}', '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', 'r0', 1)`,
+    ).run();
+    db.prepare(
+      `INSERT INTO callbacks (token, execution_id, integration, step, test, expires_at) VALUES ('t', 'w', 'i', 'approve', 0, '2099-01-01T00:00:00.000Z')`,
+    ).run();
+    db.close();
+    const store = await SqliteStore.open(old, { tokenKey });
+    try {
+      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: MIGRATIONS.length });
+      const w = (await store.getExecution('w'))!;
+      expect(w).toMatchObject({ status: 'waiting', attempt: 2, wakeAt: '2026-01-02T00:00:00.000Z', retryOf: 'r0', cancelRequested: true });
+      expect(w.concurrencyKey).toBeUndefined();
+      expect(await store.nextWakeAt()).toBe('2026-01-02T00:00:00.000Z');
+      expect(await store.countWaiting('i')).toBe(1);
+      expect(await store.getCallback('t')).toMatchObject({ executionId: 'w', step: 'approve' });
+      const plan = store.db.prepare(`EXPLAIN QUERY PLAN SELECT MIN(wake_at) FROM executions WHERE status = 'waiting'`).all();
+      expect(JSON.stringify(plan)).toContain('executions_waiting_wake');
+      const keyed = store.db
+        .prepare(`EXPLAIN QUERY PLAN SELECT id FROM executions WHERE integration = 'i' AND concurrency_key = 'k' AND status = 'waiting'`)
+        .all();
+      expect(JSON.stringify(keyed)).toContain('executions_concurrency');
+      expect((await store.wakeDue(new Date('2026-01-03T00:00:00.000Z'), 10)).map((r) => r.id)).toEqual(['w']);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('the in-process queue wakes what is due into its lanes as the same attempt', async () => {
     const store = await SqliteStore.open(join(root, 'wake-queue'), { tokenKey });
     try {
