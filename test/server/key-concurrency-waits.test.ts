@@ -96,7 +96,7 @@ describe.each(['sqlite', 'postgres'] as const)('per-key concurrency with core.wa
     expect(counter.hits(`/kn/${kind}-b/before`)).toBe(0);
 
     // A wakes (its own slot does not hold it back) and runs its last step, held here…
-    await counter.held(`/hold/kn/${kind}-a/after`);
+    await poll(async () => (counter.hits(`/hold/kn/${kind}-a/after`) === 1 ? true : undefined), 10_000);
     expect((await get(a)).status).toBe('running');
     await pause(300);
     // …while B still waits its turn.

@@ -226,6 +226,40 @@ describe('SqliteStore specifics', () => {
     }
   });
 
+  it('the in-process queue: a keyed execution woken before its settle is read back keeps its slot (the next of its key stays behind)', async () => {
+    const store = await SqliteStore.open(join(root, 'wake-keyed'), { tokenKey });
+    const queue = store.openQueue();
+    try {
+      queue.bind({ free: () => 8, freeFor: () => 8, maxInterruptions: () => 3, keyLimit: () => 1 });
+      const a = { id: newExecutionId(), integration: 'keyed-q', trigger: {}, test: false, concurrencyKey: 'k' };
+      const b = { id: newExecutionId(), integration: 'keyed-q', trigger: {}, test: false, concurrencyKey: 'k' };
+      await store.enqueue([a, b]);
+      queue.push([a, b].map((e) => ({ id: e.id, integration: e.integration, attempt: 1, concurrencyKey: 'k' })));
+      const jobA = queue.take(() => true)!;
+      expect(jobA.id).toBe(a.id);
+      expect(queue.take(() => true)).toBeUndefined();
+      // A's run ends waiting, and the waker takes it before the queue has read its status back.
+      const r = (await store.markRunning(a.id, 1))!;
+      await store.saveExecution({ ...r, status: 'waiting', wakeAt: '2001-01-01T00:00:00.000Z' }, { stored: true });
+      expect(await queue.wake(new Date())).toBe(1);
+      queue.settle(jobA, 'done');
+      await new Promise((r) => setTimeout(r, 50));
+      // A is back as the holder it still is; B is still behind it.
+      expect(queue.take(() => true)?.id).toBe(a.id);
+      expect(queue.take(() => true)).toBeUndefined();
+      expect((queue as unknown as { aheadInLine(id: string): number | undefined }).aheadInLine(b.id)).toBe(1);
+      // A's woken run ends: now B goes.
+      const woke = (await store.markRunning(a.id, 1))!;
+      await store.saveExecution({ ...woke, status: 'succeeded', finishedAt: new Date().toISOString() }, { stored: true });
+      queue.settle(jobA, 'done');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(queue.take(() => true)?.id).toBe(b.id);
+    } finally {
+      await queue.stop();
+      await store.close();
+    }
+  });
+
   it('uses WAL, FULL commits for lone writes and a WAL sync off the loop for concurrent ones, and a schema version', async () => {
     const store = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
     try {

@@ -5,7 +5,6 @@
  * each run holds a gate request named by its key, so the gate counts how many of one key run at once.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { ExecutionRecord } from '../../../src/engine/record.js';
 import { concurrencyKeyOf } from '../../../src/engine/concurrency-key.js';
 import { ExecutionDispatcher } from '../../../src/runtime/dispatch/dispatcher.js';
 import type { IntegrationRegistry } from '../../../src/runtime/registry.js';
@@ -116,13 +115,15 @@ describe.each(stores)('per-key concurrency (%s)', (_name, makeStore) => {
     expect(gate.maxWaiting.byKey.get('whole')).toBe(2);
   });
 
-  it('a waiting execution keeps its key’s slot until it ends', async () => {
+  // A real core.wait through the runner: test/server/key-concurrency-waits.test.ts. Here: a waiting
+  // execution found at start (left by a previous process) holds its slot from recover().
+  it('a waiting execution found at start keeps its key’s slot until it ends', async () => {
     const t = await makeStore();
     const sleeping = await event('workers', '30001', 'sleeping');
     await t.store.enqueue([sleeping]);
-    // It waits (core.wait): recorded `waiting`, no worker holds it.
+    // It waits (as a core.wait left it): recorded `waiting`, no worker holds it.
     const stored = (await t.store.getExecution(sleeping.id))!;
-    await t.store.saveExecution({ ...stored, status: 'waiting' as ExecutionRecord['status'] }, { stored: true });
+    await t.store.saveExecution({ ...stored, status: 'waiting', wakeAt: '2999-01-01T00:00:00.000Z' }, { stored: true });
     const dispatcher = await setup(t);
     await dispatcher.recover();
     const next = await event('workers', '30001', '30001');
@@ -131,7 +132,7 @@ describe.each(stores)('per-key concurrency (%s)', (_name, makeStore) => {
     expect(gate.waiting('30001')).toBe(0);
     expect((await t.store.getExecution(next.id))?.status).toBe('queued');
     // It ends without running again (cancelled while waiting): the slot is free, the next one runs.
-    await t.store.saveExecution({ ...stored, status: 'cancelled' as ExecutionRecord['status'] }, { stored: true });
+    expect((await t.store.cancelExecution(sleeping.id, new Date())).outcome).toBe('cancelled');
     await until(() => (gate.waiting('30001') === 1 ? true : undefined), 'the next one to start');
   });
 });
