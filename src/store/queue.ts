@@ -96,6 +96,12 @@ export interface ExecutionQueue {
    * the shared table with its notification). Returns how many woke. The runtime's waker calls it.
    */
   wake(now: Date): Promise<number>;
+  /**
+   * An execution ended without a run here (cancelled while queued or waiting): a `concurrency:`
+   * slot it held is free now, not at the next check (in-process), and its key's next execution is
+   * worth a claim at once (PostgreSQL).
+   */
+  ended?(record: ExecutionRecord): void;
 }
 
 /** Settings of `Store.openQueue` (used by the shared PostgreSQL queue; the in-process one ignores them). */
@@ -313,6 +319,10 @@ export class InProcessQueue implements ExecutionQueue {
       total += woke.length;
       if (woke.length < WAKE_BATCH) return total;
     }
+  }
+
+  ended(record: ExecutionRecord): void {
+    if (!this.taken.has(record.id)) this.release(record.id);
   }
 
   async stop(): Promise<void> {

@@ -20,10 +20,10 @@ afterAll(async () => {
 });
 
 /** A replica with `free` slots for `integration` (which has `limit` per key); it takes all it can. */
-async function replica(integration: string, limit: number, free = 50, onTaken?: (job: QueuedJob) => void) {
+async function replica(integration: string, limit: number, free = 50, onTaken?: (job: QueuedJob) => void, pollMs = 50) {
   const store = await PostgresStore.open({ databaseUrl: url, schema, tokenKey: randomBytes(32) });
   stores.push(store);
-  const queue = store.openQueue({ leaseSec: 30, pollMs: 50, logger: { warn: (o, m) => console.warn(m, o), info: () => undefined } });
+  const queue = store.openQueue({ leaseSec: 30, pollMs, logger: { warn: (o, m) => console.warn(m, o), info: () => undefined } });
   queues.push(queue);
   const taken: QueuedJob[] = [];
   const held = new Set<string>();
@@ -111,6 +111,27 @@ describe('per-key concurrency on the PostgreSQL queue', () => {
     await poll(async () => (r.taken.length === 2 ? true : undefined), 5000);
     await sleep(200);
     expect(r.taken.map((j) => j.id)).toEqual([sleeping!.id, sleeping!.id]);
+    await r.queue.stop();
+  });
+
+  it('a waiting execution cancelled (queue.ended) lets the next of its key be claimed at once, not at the next poll', async () => {
+    // No poll within the test: only hints start claims.
+    const r = await replica('cancels', 1, 50, undefined, 60_000);
+    const [sleeping, next] = executions('cancels', ['c1', 'c1']);
+    await r.store.enqueue([sleeping!]);
+    await poll(async () => (r.taken.length === 1 ? true : undefined), 5000);
+    await r.store.pool.query(`UPDATE ${schema}.executions SET status = 'waiting', claimed_by = NULL, lease_until = NULL WHERE id = $1`, [
+      sleeping!.id,
+    ]);
+    r.queue.settle(r.taken[0]!, 'done');
+    await r.store.enqueue([next!]);
+    await sleep(300);
+    expect(r.taken.map((j) => j.id)).toEqual([sleeping!.id]);
+    const outcome = await r.store.cancelExecution(sleeping!.id, new Date());
+    if (outcome.outcome !== 'cancelled') throw new Error(`not cancelled: ${outcome.outcome}`);
+    r.queue.ended?.(outcome.record);
+    await poll(async () => (r.taken.length === 2 ? true : undefined), 3000);
+    expect(r.taken.map((j) => j.id)).toEqual([sleeping!.id, next!.id]);
     await r.queue.stop();
   });
 

@@ -260,6 +260,31 @@ describe('SqliteStore specifics', () => {
     }
   });
 
+  it('the in-process queue: a waiting keyed execution cancelled frees its slot at once (queue.ended), not at the next check', async () => {
+    const store = await SqliteStore.open(join(root, 'cancel-keyed'), { tokenKey });
+    const queue = store.openQueue();
+    try {
+      queue.bind({ free: () => 8, freeFor: () => 8, maxInterruptions: () => 3, keyLimit: () => 1 });
+      const a = { id: newExecutionId(), integration: 'keyed-c', trigger: {}, test: false, concurrencyKey: 'k' };
+      const b = { id: newExecutionId(), integration: 'keyed-c', trigger: {}, test: false, concurrencyKey: 'k' };
+      await store.enqueue([a, b]);
+      queue.push([a, b].map((e) => ({ id: e.id, integration: e.integration, attempt: 1, concurrencyKey: 'k' })));
+      const jobA = queue.take(() => true)!;
+      const r = (await store.markRunning(a.id, 1))!;
+      await store.saveExecution({ ...r, status: 'waiting', wakeAt: '2999-01-01T00:00:00.000Z' }, { stored: true });
+      queue.settle(jobA, 'done');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(queue.take(() => true)).toBeUndefined();
+      const outcome = await store.cancelExecution(a.id, new Date());
+      if (outcome.outcome !== 'cancelled') throw new Error(`not cancelled: ${outcome.outcome}`);
+      queue.ended?.(outcome.record);
+      expect(queue.take(() => true)?.id).toBe(b.id);
+    } finally {
+      await queue.stop();
+      await store.close();
+    }
+  });
+
   it('uses WAL, FULL commits for lone writes and a WAL sync off the loop for concurrent ones, and a schema version', async () => {
     const store = await SqliteStore.open(join(root, 'pragmas'), { tokenKey });
     try {

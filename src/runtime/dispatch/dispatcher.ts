@@ -209,8 +209,11 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
    * Cancels an execution (cancels.ts): queued or waiting → `cancelled` at once; running → flagged,
    * and stopped at its next step boundary (here at once, on another replica within a second).
    */
-  cancel(id: string): Promise<CancelOutcome> {
-    return this.cancels.cancel(id);
+  async cancel(id: string): Promise<CancelOutcome> {
+    const outcome = await this.cancels.cancel(id);
+    // Cancelled without a run: a `concurrency:` slot it held (waiting) is free at once.
+    if (outcome.outcome === 'cancelled') this.queue.ended?.(outcome.record);
+    return outcome;
   }
 
   /** The record of an execution running in this process, as it stands now. */

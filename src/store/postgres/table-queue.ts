@@ -191,6 +191,13 @@ export class TableQueue implements ExecutionQueue {
     }
   }
 
+  ended(record: ExecutionRecord): void {
+    // Its key's next row may be claimable now: look at once rather than at the next poll.
+    if (record.concurrencyKey === undefined || this.stopped) return;
+    this.hint(record.integration);
+    this.kick();
+  }
+
   async recover(): Promise<number> {
     const { rows } = await this.pool.query<{ n: number }>(this.sql.countExpired);
     this.active = true;

@@ -135,4 +135,23 @@ describe.each(stores)('per-key concurrency (%s)', (_name, makeStore) => {
     expect((await t.store.cancelExecution(sleeping.id, new Date())).outcome).toBe('cancelled');
     await until(() => (gate.waiting('30001') === 1 ? true : undefined), 'the next one to start');
   });
+
+  it('a waiting execution cancelled through the dispatcher frees its key’s slot at once', async () => {
+    const t = await makeStore();
+    const sleeping = await event('workers', '30002', 'sleeping');
+    await t.store.enqueue([sleeping]);
+    const stored = (await t.store.getExecution(sleeping.id))!;
+    await t.store.saveExecution({ ...stored, status: 'waiting', wakeAt: '2999-01-01T00:00:00.000Z' }, { stored: true });
+    const dispatcher = await setup(t);
+    await dispatcher.recover();
+    const next = await event('workers', '30002', '30002');
+    await dispatcher.submit([next]);
+    await pause(300);
+    const lines = dispatcher.queue as unknown as { aheadInLine?(id: string): number | undefined };
+    if (lines.aheadInLine) expect(lines.aheadInLine(next.id)).toBe(1);
+    expect((await dispatcher.cancel(sleeping.id)).outcome).toBe('cancelled');
+    // In one process the slot is freed by the cancel itself, not by the once-a-second check.
+    if (lines.aheadInLine) expect(lines.aheadInLine(next.id)).toBeUndefined();
+    await until(() => (gate.waiting('30002') === 1 ? true : undefined), 'the next one to start');
+  });
 });
