@@ -170,6 +170,13 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   CREATE INDEX callbacks_unconsumed ON ${s}.callbacks (execution_id) WHERE received_at IS NOT NULL AND consumed_at IS NULL;
   CREATE INDEX callbacks_expires ON ${s}.callbacks (expires_at);
   `,
+  // 10: the `concurrency:` key (docs/authoring.md "Per-key concurrency"). The claim looks up a
+  // key's oldest queued row and counts its running and waiting ones: both read this index; rows
+  // without a key are not in it (they pay nothing).
+  (s) => `
+  ALTER TABLE ${s}.executions ADD COLUMN concurrency_key TEXT;
+  CREATE INDEX executions_concurrency ON ${s}.executions (integration, concurrency_key, status, queued_at) WHERE concurrency_key IS NOT NULL;
+  `,
 ];
 
 export function quoteIdent(name: string): string {
