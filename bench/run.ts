@@ -18,7 +18,9 @@
  * whose first step writes — a checkpoint after it — and whose second reads, offered faster than it
  * runs: executions/s; with `--baseline DIR` alternated with another checkout's build), waits
  * (1,000 executions waiting 1 s among 10,000 waiting an hour: wake-up lag p50/p99, executions/s;
- * SQLite, then PostgreSQL unless --no-pg).
+ * SQLite, then PostgreSQL unless --no-pg), keyed-queue (PostgreSQL's claim with 10 000 queued
+ * executions over 1 000 `concurrency:` keys, against the same rows without keys: claim latency
+ * p50/p99; bench/lib/keyed-queue.ts).
  *
  * Flags: --duration S, --warmup S, --connections N, --rounds N (intake/sync: alternate bare and
  * runner N times, keep the median; idempotent-intake, tracing: alternate which variant goes first),
@@ -50,6 +52,7 @@ import {
   syncYaml,
   writeIntegrations,
 } from './lib/integrations.js';
+import { type KeyedQueueResult, KEYED_QUEUE, keyedQueueScenario } from './lib/keyed-queue.js';
 import { closedLoopGenerator, load, summarize, type LoadResult } from './lib/load.js';
 import { machineCpu } from './lib/machine-cpu.js';
 import { buildProduct, productNodeFlags } from './lib/product.js';
@@ -73,11 +76,28 @@ const { values: flags } = parseArgs({
   },
 });
 
-const ALL = ['intake', 'e2e', 'sync', 'reload', 'load1000', 'schedule', 'pg', 'foreach', 'idempotent-intake', 'tracing', 'durable', 'waits'] as const;
+const ALL = [
+  'intake',
+  'e2e',
+  'sync',
+  'reload',
+  'load1000',
+  'schedule',
+  'pg',
+  'foreach',
+  'idempotent-intake',
+  'tracing',
+  'durable',
+  'waits',
+  'keyed-queue',
+] as const;
 type Scenario = (typeof ALL)[number];
 const only = new Set<Scenario>((flags.only ? flags.only.split(',') : ALL).map((s) => s.trim() as Scenario));
 for (const s of only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s}; known: ${ALL.join(', ')}`);
-if (flags['no-pg']) only.delete('pg');
+if (flags['no-pg']) {
+  only.delete('pg');
+  only.delete('keyed-queue');
+}
 
 const QUICK = !!flags.quick;
 const DURATION = Number(flags.duration ?? (QUICK ? 2 : 10));
@@ -910,6 +930,19 @@ async function resetPgDatabase(url: string): Promise<void> {
   }
 }
 
+async function keyedQueue(): Promise<KeyedQueueResult | { skipped: string }> {
+  let url: string;
+  try {
+    url = benchDatabaseUrl();
+    if (!/\/hcm_bench(\?|$)/.test(url) && !flags['database-url']) throw new Error(`unexpected URL ${url}`);
+    await resetPgDatabase(url);
+  } catch (err) {
+    return { skipped: `PostgreSQL not available: ${(err as Error).message.split('\n')[0]}` };
+  }
+  // Claims of 16: a full pass over the 10 000 rows is 625 claims; --quick stops at 200.
+  return keyedQueueScenario(url, QUICK ? 200 : 1000, log);
+}
+
 async function postgres(): Promise<PgResult> {
   const queue = existsSync(join(repoRoot, 'src', 'store', 'postgres', 'table-queue.ts'))
     ? 'table'
@@ -1222,6 +1255,7 @@ interface Results {
   tracing?: TracingResult;
   durable?: DurableResult;
   waits?: WaitResult;
+  keyedQueue?: KeyedQueueResult | { skipped: string };
 }
 
 function git(args: string[]): string {
@@ -1549,6 +1583,28 @@ function report(res: Results, startedAt: Date, elapsedSec: number): string {
           sr.lag.p99 < 1000 ? 'yes' : 'no',
         ]);
   }
+  if (res.keyedQueue) {
+    const k = res.keyedQueue;
+    out.push('## 10. Keyed queue (PostgreSQL)');
+    out.push('');
+    if ('skipped' in k) out.push(`Skipped (${k.skipped}).`);
+    else {
+      out.push(
+        `PostgreSQL's claim (the queue's own statement) with ${int(KEYED_QUEUE.executions)} queued executions accepted round-robin over ${int(KEYED_QUEUE.keys)} keys, claims of up to ${KEYED_QUEUE.slots} rows whose runs end at once — with \`concurrency: {key, limit: 1}\` (only the head of a free key is claimable) and without keys (the same rows), in the same run, each in a fresh schema after a warm-up round. Measured in the bench's process over the pool (local PostgreSQL, same machine).`,
+      );
+      out.push('');
+      out.push('| | claims | rows claimed | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|---|');
+      out.push(row(['without keys', int(k.plain.claims), int(k.plain.claimed), f2(k.plain.p50), f2(k.plain.p99), f2(k.plain.max)]));
+      out.push(row(['`concurrency: {key, limit: 1}`', int(k.keyed.claims), int(k.keyed.claimed), f2(k.keyed.p50), f2(k.keyed.p99), f2(k.keyed.max)]));
+      out.push('');
+      const ratio = k.keyed.p50 / k.plain.p50;
+      out.push(
+        `Claim p50 with keys: **${f2(ratio)}× without**. Claims with keys that found nothing while rows were queued: ${int(k.emptyKeyedClaims)}.`,
+      );
+      targets.push(['Per-key concurrency: claim p50 within 2× of without keys (PostgreSQL)', `${f2(ratio)}×`, ratio <= 2 ? 'yes' : 'no']);
+    }
+    out.push('');
+  }
   out.push('## Targets');
   out.push('');
   out.push('| Target | Measured | Met |\n|---|---|---|');
@@ -1624,6 +1680,7 @@ try {
   if (only.has('durable')) results.durable = await durableScenario();
   if (only.has('waits')) results.waits = await waitsScenario();
   if (only.has('pg')) results.pg = await postgres();
+  if (only.has('keyed-queue')) results.keyedQueue = await keyedQueue();
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -306,10 +306,14 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
     return c.redirect(`/console/executions?${q}`, 303);
   });
 
-  const executionPage = async (c: Context<AppEnv>, id: string, error?: string, status: 200 | 409 = 200) =>
-    c.html(
+  const executionPage = async (c: Context<AppEnv>, id: string, error?: string, status: 200 | 409 = 200) => {
+    const record = await ops.execution(id);
+    // A queued execution behind its concurrency key: how many are ahead of it.
+    const ahead = await ops.aheadInLine(record);
+    return c.html(
       <ExecutionPage
-        record={await ops.execution(id)}
+        record={record}
+        ahead={ahead}
         retries={await ops.retriesOf(id)}
         notice={NOTICES[c.req.query('done') ?? '']}
         error={error}
@@ -317,6 +321,7 @@ export function consoleApp(runtime: Runtime, auth: OperatorAuth, opts: { traceUr
       />,
       status,
     );
+  };
   app.get('/console/executions/:id', (c) => executionPage(c, c.req.param('id')));
   // Pages answered to a refused action are shown at the post's URL; reading it again lands on the execution.
   for (const action of ['cancel', 'retry', 'replay'])

@@ -116,6 +116,7 @@ class Compiler implements TriggerCompileContext {
     // onFailure reads the top-level steps that ran before the failure (absent ones read as nothing).
     const onFailure = doc.onFailure !== undefined ? this.stepList(doc.onFailure, '/onFailure', 'onFailure', topIds(doc.steps)) : undefined;
     const correlationKey = doc.correlationKey !== undefined ? this.correlationKey(doc.correlationKey) : undefined;
+    const concurrency = isObj(doc.concurrency) ? this.concurrency(doc.concurrency) : undefined;
     const text = this.src.text;
     const integration: CompiledIntegration = {
       name: String(doc.name ?? ''),
@@ -136,6 +137,7 @@ class Compiler implements TriggerCompileContext {
     if (onFailure) integration.onFailure = onFailure;
     if (this.calls.length) integration.calls = this.calls;
     if (correlationKey) integration.correlationKey = correlationKey;
+    if (concurrency) integration.concurrency = concurrency;
     return integration;
   }
 
@@ -151,6 +153,22 @@ class Compiler implements TriggerCompileContext {
         );
     }
     return t;
+  }
+
+  /** `concurrency:`: its key is evaluated when the execution is created, like correlationKey. */
+  private concurrency(raw: Record<string, unknown>): NonNullable<CompiledIntegration['concurrency']> {
+    const limit = typeof raw.limit === 'number' ? raw.limit : 1;
+    if (raw.key === undefined) return { limit };
+    const key = this.template(raw.key, '/concurrency/key');
+    for (const expr of expressionsIn(key)) {
+      const m = /\$(steps|errors|state)\b/.exec(expr.source);
+      if (m)
+        this.problems.add(
+          expr.pointer,
+          `concurrency.key is evaluated when the execution is created, before any step runs: $${m[1]} is empty then; use $trigger (e.g. {% $trigger.body.data.workerId %})`,
+        );
+    }
+    return { key, limit };
   }
 
   template(value: unknown, pointer: string): ValueTemplate {

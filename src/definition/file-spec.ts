@@ -59,6 +59,29 @@ export const documentOptions: Options = {
     description:
       'A business key recorded on each execution when it is created (e.g. {% $trigger.body.data.workerId %}), to find its executions by: API ?correlation=, CLI --correlation, console search. Reads $trigger and $execution; a string of at most 256 characters, else the execution is recorded without one (logged).',
   },
+  concurrency: {
+    schema: {
+      type: 'object',
+      additionalProperties: false,
+      minProperties: 1,
+      properties: {
+        key: {
+          $ref: '#/$defs/expression',
+          description:
+            'The key executions are lined up by (e.g. {% $trigger.body.data.workerId %}), evaluated when the execution is created. Reads $trigger and $execution. No value (or not a string): the execution runs outside any line (logged).',
+        },
+        limit: {
+          type: 'integer',
+          minimum: 1,
+          maximum: 1000,
+          default: 1,
+          description: 'Executions with the same key running or waiting at once, cluster-wide (1–1000; 1 = one after the other).',
+        },
+      },
+    },
+    description:
+      'Per-key concurrency: at most `limit` executions with the same `key` run (or wait) at once, cluster-wide, and they start in the order they were accepted. Without `key`, `limit` counts every execution of the integration. See docs/authoring.md "Per-key concurrency".',
+  },
   steps: {
     schema: { type: 'array', minItems: 1, items: { $ref: '#/$defs/step' } },
     description: 'Steps run in order; each calls one action, or is a group (`steps`) or a switch.',

@@ -112,6 +112,10 @@ function explain(e: ErrorObject, root?: Record<string, unknown>): SchemaProblem 
     }
     case 'pattern':
       return { pointer: at, atKey: false, message: `${where} ${patternMessage(at, String(params.pattern))}` };
+    case 'minProperties': {
+      const keys = Object.keys((e.parentSchema as { properties?: object })?.properties ?? {});
+      return { pointer: at, atKey: false, message: `${where} must not be empty${keys.length ? `: give ${keys.join(' and/or ')}` : ''}` };
+    }
     case 'minItems':
       return { pointer: at, atKey: false, message: `${where} must have at least ${String(params.limit)} item(s)` };
     case 'minimum':

@@ -141,6 +141,12 @@ export interface CompiledIntegration {
   trigger: CompiledTrigger;
   /** `correlationKey:`, evaluated when an execution is created (engine/correlation-key.ts). */
   correlationKey?: ValueTemplate;
+  /**
+   * `concurrency:` — executions with the same key (evaluated when an execution is created:
+   * engine/concurrency-key.ts) run at most `limit` at once, cluster-wide, in acceptance order.
+   * Without `key` the whole integration is one line.
+   */
+  concurrency?: { key?: ValueTemplate; limit: number };
   steps: CompiledStep[];
   /** Top-level `onFailure`: run once after an execution has ended failed for good. */
   onFailure?: CompiledStep[];

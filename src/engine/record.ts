@@ -99,6 +99,8 @@ export interface ExecutionRecord {
   trigger: unknown;
   /** The `correlationKey:` value, evaluated when the execution was created (absent when none). */
   correlationKey?: string;
+  /** The `concurrency:` key, evaluated when the execution was created (absent when none): executions with one key run in line. */
+  concurrencyKey?: string;
   /** The version that ran (set when a run starts; a retry or replay records its own). */
   version?: ExecutionVersion;
   steps: StepRecord[];
@@ -136,5 +138,6 @@ export interface ExecutionRecord {
  */
 export function carryOrigin(from: ExecutionRecord, to: ExecutionRecord): void {
   if (from.correlationKey !== undefined && to.correlationKey === undefined) to.correlationKey = from.correlationKey;
+  if (from.concurrencyKey !== undefined && to.concurrencyKey === undefined) to.concurrencyKey = from.concurrencyKey;
   if (from.version && !to.version) to.version = from.version;
 }

@@ -9,7 +9,8 @@ import type { ExecutionRecord } from '../engine/record.js';
 import type { Store } from '../store/types.js';
 import type { ExecutionDispatcher } from './dispatch/dispatcher.js';
 
-const FINISHED = new Set(['succeeded', 'failed', 'cancelled']);
+/** Where a duplicate stops waiting: the run ended, or it waits (core.wait) — maybe for days — as its own caller was told. */
+const SETTLED = new Set(['succeeded', 'failed', 'cancelled', 'waiting']);
 
 export class FinishedWaits {
   private readonly waiting = new Map<string, Set<(r: ExecutionRecord) => void>>();
@@ -19,10 +20,12 @@ export class FinishedWaits {
     private readonly store: Pick<Store, 'getExecution'>,
     private readonly pollMs = 250,
   ) {
-    dispatcher.on('finished', (record) => {
+    const settled = (record: ExecutionRecord) => {
       const set = this.waiting.get(record.id);
       if (set) for (const done of [...set]) done(record);
-    });
+    };
+    dispatcher.on('finished', settled);
+    dispatcher.on('waiting', settled);
   }
 
   wait(id: string, timeoutMs: number): Promise<ExecutionRecord | 'timeout' | 'missing'> {
@@ -46,7 +49,7 @@ export class FinishedWaits {
         const record = await this.store.getExecution(id).catch(() => null);
         if (settled) return;
         if (record === undefined) return finish('missing');
-        if (record && FINISHED.has(record.status)) return finish(record);
+        if (record && SETTLED.has(record.status)) return finish(record);
         const left = deadline - Date.now();
         if (left <= 0) return finish('timeout');
         timer = setTimeout(() => void poll(), Math.min(this.pollMs, left));

@@ -8,6 +8,7 @@ import { newExecutionId } from '../common/ids.js';
 import { HttpError } from '../common/errors.js';
 import { payloadNameProblem } from '../common/payload-name.js';
 import { connectionState, type ConnectionState } from '../connectors/hcm/oauth/state.js';
+import { concurrencyKeyOf } from '../engine/concurrency-key.js';
 import { correlationKeyOf, MAX_CORRELATION_KEY_LENGTH } from '../engine/correlation-key.js';
 import type { ExecutionRecord, ExecutionStatus, ExecutionVersion } from '../engine/record.js';
 import { BusyError } from '../runtime/dispatch/admission.js';
@@ -221,6 +222,11 @@ export class AdminOperations {
     return record;
   }
 
+  /** A queued execution's place in its `concurrency:` key's line (undefined: not held back by a key). */
+  async aheadInLine(record: ExecutionRecord): Promise<number | undefined> {
+    return this.runtime.store.aheadInLine(record);
+  }
+
   /**
    * A new execution with the same trigger data (a fresh `$trigger.executionId`), on the version
    * loaded now: the answer says which (`version`), as the new record will once it runs.
@@ -330,7 +336,7 @@ export class AdminOperations {
         else if (record && RETRYABLE_STATUSES.includes(record.status)) executions.push(this.retryOf(record, newExecutionId(), integration));
       }
       try {
-        for (const e of executions) await this.withCorrelationKey(e);
+        for (const e of executions) await this.withKeys(e);
         if (executions.length) await this.runtime.dispatcher.submit(executions);
       } catch (err) {
         // Nothing submitted yet: the caller gets the 429/503 itself; else what was done and where to go on.
@@ -384,6 +390,7 @@ export class AdminOperations {
       queuedAt: new Date().toISOString(),
       retryOf: record.id,
       steps: resumeStepsFor(integration, record.steps),
+      ...(record.concurrencyKey !== undefined ? { concurrencyKey: record.concurrencyKey } : {}),
     };
   }
 
@@ -444,17 +451,28 @@ export class AdminOperations {
   }
 
   private async submit(execution: NewExecution): Promise<{ executionId: string }> {
-    await this.withCorrelationKey(execution);
+    await this.withKeys(execution);
     // A full backlog throws BusyError, an HttpError (429/503 + Retry-After).
     await this.runtime.dispatcher.submit([execution]);
     return { executionId: execution.id };
   }
 
-  /** Run now, saved payloads, replays and retries get their key like a triggered execution, from the version loaded now. */
-  private async withCorrelationKey(execution: NewExecution): Promise<void> {
+  /**
+   * Run now, saved payloads, replays and retries get their correlation key like a triggered
+   * execution, from the version loaded now, and their `concurrency:` key too (a retry keeps its
+   * original's when it had one).
+   */
+  private async withKeys(execution: NewExecution): Promise<void> {
     const integration = this.runtime.registry.get(execution.integration);
     if (integration?.correlationKey)
       execution.correlationKey = await correlationKeyOf(integration, execution.trigger, {
+        executionId: execution.id,
+        env: this.runtime.env,
+        logger: this.runtime.logger,
+      });
+    // A retry keeps the key of the execution it retries (retryOf): it is the same work, in the same line.
+    if (integration?.concurrency && execution.concurrencyKey === undefined)
+      execution.concurrencyKey = await concurrencyKeyOf(integration, execution.trigger, {
         executionId: execution.id,
         env: this.runtime.env,
         logger: this.runtime.logger,

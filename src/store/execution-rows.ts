@@ -38,6 +38,8 @@ export interface ExecutionColumns {
   retryOf: string | null;
   /** Cancel requested while it ran (set by `cancelExecution` only; a save never clears it). */
   cancelRequested: boolean;
+  /** `concurrency:`'s key, set at creation; the queue lines executions up by it (indexed with status). */
+  concurrencyKey: string | null;
 }
 
 export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumns {
@@ -58,6 +60,7 @@ export function columnsOf(record: ExecutionRecord, now: string): ExecutionColumn
     wakeAt: wakeAtOf(record),
     retryOf: record.retryOf ?? null,
     cancelRequested: !!record.cancelRequested,
+    concurrencyKey: record.concurrencyKey ?? null,
   };
 }
 
@@ -128,6 +131,7 @@ export function recordFromRow(
     wake_at?: string | Date | null;
     retry_of?: string | null;
     cancel_requested?: boolean | number | null;
+    concurrency_key?: string | null;
   },
   json: (value: unknown) => unknown = parseJsonText,
 ): ExecutionRecord {
@@ -157,6 +161,7 @@ export function recordFromRow(
   if (row.retry_of != null) record.retryOf = row.retry_of;
   if (row.cancel_requested) record.cancelRequested = true;
   else delete record.cancelRequested;
+  if (row.concurrency_key != null) record.concurrencyKey = row.concurrency_key;
   return record;
 }
 

@@ -19,6 +19,7 @@ export function queuedRecord(e: NewExecution, now: string): ExecutionRecord {
     ...(e.idempotencyKey !== undefined ? { idempotencyKey: e.idempotencyKey } : {}),
     ...(e.correlationKey !== undefined ? { correlationKey: e.correlationKey } : {}),
     ...(e.retryOf !== undefined ? { retryOf: e.retryOf } : {}),
+    ...(e.concurrencyKey !== undefined ? { concurrencyKey: e.concurrencyKey } : {}),
   };
 }
 

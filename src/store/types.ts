@@ -183,6 +183,11 @@ export interface Store {
   latestExecutions(integrations: readonly string[]): Promise<Map<string, ExecutionSummary>>;
   /** Executions left `queued` or `running` (after a crash), oldest first. `waiting` ones are the waker's. */
   unfinishedExecutions(): Promise<ExecutionRecord[]>;
+  /**
+   * For a queued execution with a `concurrency:` key: how many of its key are ahead of it (running,
+   * waiting, or queued before it), cluster-wide; undefined for any other.
+   */
+  aheadInLine(record: ExecutionRecord): Promise<number | undefined>;
 
   // Durable execution (docs/promises.md) --------------------------------------------------------
   /**

@@ -119,6 +119,7 @@ const e = \`AS v(id text, status text, attempt int, record json)\`;`,
       wakeAt: null,
       retryOf: 'e0',
       cancelRequested: false,
+      concurrencyKey: 'c',
     };
     expect(Object.keys(JSON.parse(rowsJson([{ ...row, queuedGiven: true }]))[0])).toEqual([...ALL_COLUMNS, 'queued_given']);
     // The single-save statements' parameters are written out in this order (group-saves.ts
@@ -156,6 +157,7 @@ const e = \`AS v(id text, status text, attempt int, record json)\`;`,
       'wake_at',
       'retry_of',
       'cancel_requested',
+      'concurrency_key',
     ]);
   });
 });

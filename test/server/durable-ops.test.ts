@@ -261,6 +261,31 @@ describe('POST /api/executions/{id}/retry', () => {
   });
 });
 
+describe('retry and per-key concurrency', () => {
+  const keyed = (key: string) =>
+    `name: keyed-fails\nconcurrency: { key: "{% '${key}' %}" }\ntrigger:\n  type: webhook\nsteps:\n  - id: boom\n    action: core.http\n    inputs:\n      url: { env: FAIL_URL }\n      method: POST\n`;
+
+  it('a retry keeps the concurrency key of the execution it retries; a replay takes the version loaded now', async () => {
+    writeFileSync(join(dir.path, 'keyed-fails.yaml'), keyed('v1'));
+    expect((await s.api('POST', '/reload')).status).toBe(200);
+    const id = await trigger('keyed-fails');
+    expect(await s.waitForExecution(id)).toMatchObject({ status: 'failed', concurrencyKey: 'v1' });
+    // The file's key changes; the failed execution's work is still in the line it was in.
+    writeFileSync(join(dir.path, 'keyed-fails.yaml'), keyed('v2'));
+    await s.api('POST', '/reload');
+    const retried = await s.api('POST', `/executions/${id}/retry`);
+    expect(retried.status).toBe(200);
+    expect(await s.waitForExecution(retried.body.executionId)).toMatchObject({ retryOf: id, concurrencyKey: 'v1' });
+    const bulk = await s.api('POST', '/executions/retry', { integration: 'keyed-fails', since: new Date(Date.now() - 60_000).toISOString() });
+    expect(bulk.status).toBe(200);
+    for (const e of bulk.body.executionIds) expect((await s.waitForExecution(e)).concurrencyKey).toBe('v1');
+    const replayed = await s.api('POST', `/executions/${id}/replay`);
+    expect((await s.waitForExecution(replayed.body.executionId)).concurrencyKey).toBe('v2');
+    rmSync(join(dir.path, 'keyed-fails.yaml'));
+    await s.api('POST', '/reload');
+  });
+});
+
 describe('POST /api/executions/retry (bulk)', () => {
   it('retries every failed execution matching the filter; since/until narrow it', async () => {
     const ids = [];

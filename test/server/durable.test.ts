@@ -41,6 +41,10 @@ describe.each(['sqlite', 'postgres'] as const)('%s', (kind) => {
       nap: waitFor('nap', '1s'),
       long: waitFor('long', '1h'),
       syncnap: waitFor('syncnap', '1h', true),
+      keyednap: waitFor('keyednap', '1h', true).replace(
+        '  response: { mode: sync }',
+        `  response: { mode: sync, timeoutMs: 15000 }\n  idempotencyKey: "{% $trigger.headers.'x-key' %}"`,
+      ),
       approve: waitForCallback('approve', '1h'),
       hurry: waitForCallback('hurry', '1s'),
     });
@@ -95,6 +99,31 @@ describe.each(['sqlite', 'postgres'] as const)('%s', (kind) => {
       // Durable: the store has it, waiting.
       expect(await get(body.executionId)).toMatchObject({ status: 'waiting', wakeAt: body.wakeAt });
       expect((await server.runtime.cancel(body.executionId)).outcome).toBe('cancelled');
+    });
+
+    it("a synchronous duplicate (same idempotency key) of a waiting run gets the original's 202 at once, not a 504 after timeoutMs", {
+      timeout: 30_000,
+    }, async () => {
+      const send = () =>
+        fetch(server.urls('keyednap').live, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-key': `k-${kind}` },
+          body: JSON.stringify({ base: counter.url }),
+        });
+      const first = await send();
+      expect(first.status).toBe(202);
+      const body = (await first.json()) as { executionId: string };
+      const t0 = Date.now();
+      const again = await send();
+      expect(Date.now() - t0).toBeLessThan(5000); // timeoutMs is 15 s
+      expect(again.status).toBe(202);
+      expect(again.headers.get('x-idempotent-replay')).toBe('true');
+      expect(await again.json()).toMatchObject({ executionId: body.executionId, status: 'waiting', waitingFor: { step: 'pause', kind: 'time' } });
+      // Cancelled, a duplicate is told so, like the original's caller would have been.
+      expect((await server.runtime.cancel(body.executionId)).outcome).toBe('cancelled');
+      const late = await send();
+      expect(late.status).toBe(500);
+      expect(await late.json()).toMatchObject({ executionId: body.executionId, error: expect.stringContaining('cancelled by an operator') });
     });
   });
 

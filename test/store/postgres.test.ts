@@ -68,7 +68,7 @@ describe('PostgresStore specifics', () => {
     }
   });
 
-  it('upgrades a version-8 schema to durable execution: rows kept, waiting indexes and callbacks', async () => {
+  it('upgrades a version-8 schema to durable execution and per-key concurrency: rows kept, waiting indexes and callbacks', async () => {
     const v8 = `${schema}_v8`;
     await admin(async (c) => {
       await c.query(`CREATE SCHEMA ${v8}`);
@@ -100,6 +100,10 @@ describe('PostgresStore specifics', () => {
       ]);
       expect(rows.find((r) => r.indexname === 'executions_waiting_wake').indexdef).toMatch(/WHERE \(status = 'waiting'::text\)/);
       expect(rows.find((r) => r.indexname === 'callbacks_unconsumed').indexdef).toMatch(/received_at IS NOT NULL\) AND \(consumed_at IS NULL/);
+      // 10: the concurrency key, indexed for rows that have one.
+      expect(old.concurrencyKey).toBeUndefined();
+      const keyed = await store.pool.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'executions_concurrency'`, [v8]);
+      expect(keyed.rows[0]?.indexdef).toMatch(/\(integration, concurrency_key, status, queued_at\) WHERE \(concurrency_key IS NOT NULL\)/);
       expect((await store.cancelExecution('old', new Date())).outcome).toBe('cancelled');
       // The retries of executions (11): a partial index on retry_of.
       const retryIndex = await store.pool.query(`SELECT indexdef FROM pg_indexes WHERE schemaname = $1 AND indexname = 'executions_retry_of'`, [v8]);

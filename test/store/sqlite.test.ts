@@ -108,6 +108,7 @@ describe('SqliteStore specifics', () => {
         }>
       ).map((r) => r.name);
       expect(indexes.sort()).toEqual([
+        'executions_concurrency',
         'executions_correlation',
         'executions_finished',
         'executions_integration_queued',
@@ -117,14 +118,16 @@ describe('SqliteStore specifics', () => {
         'executions_waiting_integration',
         'executions_waiting_wake',
       ]);
-      // The correlation and version columns (migration 6) and the durable ones (7) sit before the bulky ones too.
-      expect(columns('executions').slice(-8)).toEqual([
+      // The correlation and version columns (migration 6), the durable ones (7) and the concurrency
+      // key (8) sit before the bulky ones too.
+      expect(columns('executions').slice(-9)).toEqual([
         'correlation_key',
         'version_sha256',
         'version_commit',
         'wake_at',
         'retry_of',
         'cancel_requested',
+        'concurrency_key',
         'trigger',
         'record',
       ]);
@@ -149,7 +152,7 @@ describe('SqliteStore specifics', () => {
     try {
       expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: MIGRATIONS.length });
       const columns = (store.db.prepare('PRAGMA table_info(executions)').all() as Array<{ name: string }>).map((c) => c.name);
-      expect(columns.slice(-5)).toEqual(['wake_at', 'retry_of', 'cancel_requested', 'trigger', 'record']);
+      expect(columns.slice(-6)).toEqual(['wake_at', 'retry_of', 'cancel_requested', 'concurrency_key', 'trigger', 'record']);
       const old1 = (await store.getExecution('old'))!;
       expect(old1).toMatchObject({ status: 'queued', trigger: { n: 1 } });
       expect(await store.listExecutions({ integration: 'i' })).toEqual([expect.objectContaining({ id: 'old', correlationKey: 'K' })]);
@@ -165,6 +168,42 @@ describe('SqliteStore specifics', () => {
       expect(JSON.stringify(retries)).toContain('executions_retry_of');
       expect(await store.getCallback('none')).toBeUndefined();
       expect((await store.cancelExecution('old', new Date())).outcome).toBe('cancelled');
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('upgrades a version-7 database to per-key concurrency: the rebuild keeps the durable columns and indexes', async () => {
+    const old = join(root, 'v7');
+    mkdirSync(old, { recursive: true });
+    const db = new Database(join(old, SQLITE_FILE));
+    db.pragma('journal_mode = WAL');
+    for (const m of MIGRATIONS.slice(0, 7)) db.exec(m);
+    db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL); INSERT INTO schema_version VALUES (7)');
+    db.prepare(
+      `INSERT INTO executions (id, integration, status, test, attempt, trigger, record, queued_at, wake_at, retry_of, cancel_requested)
+       VALUES ('w', 'i', 'waiting', 0, 2, '{"n":1}', '{"steps":[],"log":[]}', '2026-01-01T00:00:00.000Z', '2026-01-02T00:00:00.000Z', 'r0', 1)`,
+    ).run();
+    db.prepare(
+      `INSERT INTO callbacks (token, execution_id, integration, step, test, expires_at) VALUES ('t', 'w', 'i', 'approve', 0, '2099-01-01T00:00:00.000Z')`,
+    ).run();
+    db.close();
+    const store = await SqliteStore.open(old, { tokenKey });
+    try {
+      expect(store.db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: MIGRATIONS.length });
+      const w = (await store.getExecution('w'))!;
+      expect(w).toMatchObject({ status: 'waiting', attempt: 2, wakeAt: '2026-01-02T00:00:00.000Z', retryOf: 'r0', cancelRequested: true });
+      expect(w.concurrencyKey).toBeUndefined();
+      expect(await store.nextWakeAt()).toBe('2026-01-02T00:00:00.000Z');
+      expect(await store.countWaiting('i')).toBe(1);
+      expect(await store.getCallback('t')).toMatchObject({ executionId: 'w', step: 'approve' });
+      const plan = store.db.prepare(`EXPLAIN QUERY PLAN SELECT MIN(wake_at) FROM executions WHERE status = 'waiting'`).all();
+      expect(JSON.stringify(plan)).toContain('executions_waiting_wake');
+      const keyed = store.db
+        .prepare(`EXPLAIN QUERY PLAN SELECT id FROM executions WHERE integration = 'i' AND concurrency_key = 'k' AND status = 'waiting'`)
+        .all();
+      expect(JSON.stringify(keyed)).toContain('executions_concurrency');
+      expect((await store.wakeDue(new Date('2026-01-03T00:00:00.000Z'), 10)).map((r) => r.id)).toEqual(['w']);
     } finally {
       await store.close();
     }
@@ -188,6 +227,65 @@ describe('SqliteStore specifics', () => {
       expect(await queue.wake(new Date('2001-01-02T00:00:00.000Z'))).toBe(0);
       expect((await store.getExecution(e.id))!.status).toBe('queued');
     } finally {
+      await store.close();
+    }
+  });
+
+  it('the in-process queue: a keyed execution woken before its settle is read back keeps its slot (the next of its key stays behind)', async () => {
+    const store = await SqliteStore.open(join(root, 'wake-keyed'), { tokenKey });
+    const queue = store.openQueue();
+    try {
+      queue.bind({ free: () => 8, freeFor: () => 8, maxInterruptions: () => 3, keyLimit: () => 1 });
+      const a = { id: newExecutionId(), integration: 'keyed-q', trigger: {}, test: false, concurrencyKey: 'k' };
+      const b = { id: newExecutionId(), integration: 'keyed-q', trigger: {}, test: false, concurrencyKey: 'k' };
+      await store.enqueue([a, b]);
+      queue.push([a, b].map((e) => ({ id: e.id, integration: e.integration, attempt: 1, concurrencyKey: 'k' })));
+      const jobA = queue.take(() => true)!;
+      expect(jobA.id).toBe(a.id);
+      expect(queue.take(() => true)).toBeUndefined();
+      // A's run ends waiting, and the waker takes it before the queue has read its status back.
+      const r = (await store.markRunning(a.id, 1))!;
+      await store.saveExecution({ ...r, status: 'waiting', wakeAt: '2001-01-01T00:00:00.000Z' }, { stored: true });
+      expect(await queue.wake(new Date())).toBe(1);
+      queue.settle(jobA, 'done');
+      await new Promise((r) => setTimeout(r, 50));
+      // A is back as the holder it still is; B is still behind it.
+      expect(queue.take(() => true)?.id).toBe(a.id);
+      expect(queue.take(() => true)).toBeUndefined();
+      expect((queue as unknown as { aheadInLine(id: string): number | undefined }).aheadInLine(b.id)).toBe(1);
+      // A's woken run ends: now B goes.
+      const woke = (await store.markRunning(a.id, 1))!;
+      await store.saveExecution({ ...woke, status: 'succeeded', finishedAt: new Date().toISOString() }, { stored: true });
+      queue.settle(jobA, 'done');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(queue.take(() => true)?.id).toBe(b.id);
+    } finally {
+      await queue.stop();
+      await store.close();
+    }
+  });
+
+  it('the in-process queue: a waiting keyed execution cancelled frees its slot at once (queue.ended), not at the next check', async () => {
+    const store = await SqliteStore.open(join(root, 'cancel-keyed'), { tokenKey });
+    const queue = store.openQueue();
+    try {
+      queue.bind({ free: () => 8, freeFor: () => 8, maxInterruptions: () => 3, keyLimit: () => 1 });
+      const a = { id: newExecutionId(), integration: 'keyed-c', trigger: {}, test: false, concurrencyKey: 'k' };
+      const b = { id: newExecutionId(), integration: 'keyed-c', trigger: {}, test: false, concurrencyKey: 'k' };
+      await store.enqueue([a, b]);
+      queue.push([a, b].map((e) => ({ id: e.id, integration: e.integration, attempt: 1, concurrencyKey: 'k' })));
+      const jobA = queue.take(() => true)!;
+      const r = (await store.markRunning(a.id, 1))!;
+      await store.saveExecution({ ...r, status: 'waiting', wakeAt: '2999-01-01T00:00:00.000Z' }, { stored: true });
+      queue.settle(jobA, 'done');
+      await new Promise((r) => setTimeout(r, 50));
+      expect(queue.take(() => true)).toBeUndefined();
+      const outcome = await store.cancelExecution(a.id, new Date());
+      if (outcome.outcome !== 'cancelled') throw new Error(`not cancelled: ${outcome.outcome}`);
+      queue.ended?.(outcome.record);
+      expect(queue.take(() => true)?.id).toBe(b.id);
+    } finally {
+      await queue.stop();
       await store.close();
     }
   });

@@ -4,6 +4,7 @@
  * top-level step's results or error, what onFailure did, trigger data, result and log; Cancel,
  * Retry from failed step and Replay, and what a waiting execution waits for (./durable.tsx).
  */
+import { WHOLE_INTEGRATION_KEY } from '../../engine/concurrency-key.js';
 import type { ExecutionRecord, ExecutionVersion } from '../../engine/record.js';
 import { formatDuration, formatJson, shortId } from '../format.js';
 import { DurableFacts, ExecutionActions } from './durable.js';
@@ -14,6 +15,8 @@ export function ExecutionPage(props: {
   record: ExecutionRecord;
   /** The ids of this execution's retries, oldest first. */
   retries?: readonly string[];
+  /** Queued behind its `concurrency:` key: how many of the key are ahead of it. */
+  ahead?: number;
   notice?: string;
   error?: string;
   traceUrl?: string;
@@ -38,6 +41,12 @@ export function ExecutionPage(props: {
           <ExecutionActions record={r} retries={props.retries} />
         </div>
         <Notice notice={props.notice} error={props.error} />
+        {props.ahead !== undefined && props.ahead > 0 && (
+          <p class="notice" id="key-line">
+            Waiting for its concurrency key <span class="mono">{lineName(r.concurrencyKey)}</span>: {props.ahead} ahead of it (running, waiting or
+            queued before it).
+          </p>
+        )}
         <dl class="facts wide">
           <dt>ID</dt>
           <dd class="mono">{r.id}</dd>
@@ -63,6 +72,12 @@ export function ExecutionPage(props: {
               <dd class="wrap">
                 <a href={`/console/executions?correlation=${encodeURIComponent(r.correlationKey)}`}>{r.correlationKey}</a>
               </dd>
+            </>
+          )}
+          {r.concurrencyKey !== undefined && (
+            <>
+              <dt>Concurrency key</dt>
+              <dd class="mono wrap">{lineName(r.concurrencyKey)}</dd>
             </>
           )}
           <dt>Version</dt>
@@ -220,4 +235,9 @@ function VersionFacts(props: { version?: ExecutionVersion }) {
       {v.commit && <span title={v.commit}>{` · commit ${v.commit.slice(0, 12)}`}</span>}
     </span>
   );
+}
+
+/** The key as shown: `concurrency: {limit}` without a key lines up the whole integration. */
+function lineName(key: string | undefined): string {
+  return key === WHOLE_INTEGRATION_KEY ? '* (the whole integration)' : (key ?? '');
 }

@@ -97,6 +97,7 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
       free: () => this.pool.free(),
       freeFor: (integration) => this.pool.freeFor(integration),
       maxInterruptions: () => this.maxInterruptions,
+      keyLimit: (integration) => opts.registry.get(integration)?.concurrency?.limit,
     });
   }
 
@@ -142,6 +143,7 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
       id: e.id,
       integration: e.integration,
       attempt: e.attempt ?? 1,
+      ...keyOf(e),
       ...(this.waiters.has(e.id) ? { local: e } : {}),
     }));
     const durable = executions.filter((e) => !this.waiters.has(e.id));
@@ -169,7 +171,7 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
       this.admission.release(held, 1);
     }
     if (outcome.duplicate) return outcome;
-    this.queue.push([{ id: execution.id, integration: execution.integration, attempt: execution.attempt ?? 1 }]);
+    this.queue.push([{ id: execution.id, integration: execution.integration, attempt: execution.attempt ?? 1, ...keyOf(execution) }]);
     this.emit('queued', [execution]);
     return outcome;
   }
@@ -180,7 +182,7 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
    */
   adopt(executions: NewExecution[]): void {
     if (executions.length === 0) return;
-    this.queue.push(executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1 })));
+    this.queue.push(executions.map((e) => ({ id: e.id, integration: e.integration, attempt: e.attempt ?? 1, ...keyOf(e) })));
     this.emit('queued', executions);
   }
 
@@ -207,8 +209,11 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
    * Cancels an execution (cancels.ts): queued or waiting → `cancelled` at once; running → flagged,
    * and stopped at its next step boundary (here at once, on another replica within a second).
    */
-  cancel(id: string): Promise<CancelOutcome> {
-    return this.cancels.cancel(id);
+  async cancel(id: string): Promise<CancelOutcome> {
+    const outcome = await this.cancels.cancel(id);
+    // Cancelled without a run: a `concurrency:` slot it held (waiting) is free at once.
+    if (outcome.outcome === 'cancelled') this.queue.ended?.(outcome.record);
+    return outcome;
   }
 
   /** The record of an execution running in this process, as it stands now. */
@@ -233,4 +238,9 @@ export class ExecutionDispatcher extends EventEmitter<DispatcherEvents> {
     await this.queue.stop();
     return result;
   }
+}
+
+/** The job's `concurrency:` key, when its execution has one. */
+function keyOf(e: NewExecution): Pick<QueuedJob, 'concurrencyKey'> {
+  return e.concurrencyKey !== undefined ? { concurrencyKey: e.concurrencyKey } : {};
 }

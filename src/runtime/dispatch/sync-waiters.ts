@@ -6,6 +6,7 @@
  */
 import type { HttpResponseSpec } from '../../connectors/types.js';
 import type { ExecutionRecord } from '../../engine/record.js';
+import { cancelledResponse, waitingResponse } from '../../triggers/webhook/response.js';
 
 /** What a synchronous caller waits for: an early response (core.respond) or the finished run. */
 export type RunOutcome = { kind: 'response'; response: HttpResponseSpec; executionId: string } | { kind: 'done'; record: ExecutionRecord };
@@ -75,32 +76,4 @@ export class SyncWaiters {
     waiter.resolveOutcome(response ? { kind: 'response', response, executionId: id } : { kind: 'done', record });
     waiter.resolveDone(record);
   }
-}
-
-/**
- * What a synchronous webhook caller gets when its run starts waiting (docs/server.md "Waiting
- * executions and callbacks"): 202 `{executionId, status: "waiting", wakeAt?, waitingFor}` with
- * `x-execution-id` — accepted, finishing later (the callback URL of a callback wait is not shown).
- */
-export function waitingResponse(record: ExecutionRecord): HttpResponseSpec {
-  return {
-    statusCode: 202,
-    contentType: 'application/json',
-    body: {
-      executionId: record.id,
-      status: 'waiting',
-      ...(record.wakeAt !== undefined ? { wakeAt: record.wakeAt } : {}),
-      // The step and what it waits for — never the callback URL: it is meant for someone else (an approver).
-      ...(record.waitingFor !== undefined ? { waitingFor: { step: record.waitingFor.step, kind: record.waitingFor.kind } } : {}),
-    },
-  };
-}
-
-/** A synchronous caller of a run cancelled by an operator: 500 `{error, executionId}` saying so (not "failed"). */
-export function cancelledResponse(record: ExecutionRecord): HttpResponseSpec {
-  return {
-    statusCode: 500,
-    contentType: 'application/json',
-    body: { error: `integration ${record.integration}: the execution was cancelled by an operator`, executionId: record.id },
-  };
 }

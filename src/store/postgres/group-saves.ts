@@ -47,6 +47,7 @@ export function rowsJson(rows: Array<Partial<ExecutionColumns> & { queuedGiven?:
     if (c.wakeAt !== undefined) o += `,"wake_at":${j(c.wakeAt)}`;
     if (c.retryOf !== undefined) o += `,"retry_of":${j(c.retryOf)}`;
     if (c.cancelRequested !== undefined) o += `,"cancel_requested":${c.cancelRequested ? 'true' : 'false'}`;
+    if (c.concurrencyKey !== undefined) o += `,"concurrency_key":${j(c.concurrencyKey)}`;
     if (c.queuedGiven !== undefined) o += `,"queued_given":${c.queuedGiven ? 'true' : 'false'}`;
     out.push(`${o}}`);
   }
@@ -243,6 +244,7 @@ export class GroupSaves {
         c.wakeAt,
         c.retryOf,
         c.cancelRequested,
+        c.concurrencyKey,
         !!p.record.queuedAt,
         owner,
         seconds,

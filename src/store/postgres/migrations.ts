@@ -170,11 +170,17 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   CREATE INDEX callbacks_unconsumed ON ${s}.callbacks (execution_id) WHERE received_at IS NOT NULL AND consumed_at IS NULL;
   CREATE INDEX callbacks_expires ON ${s}.callbacks (expires_at);
   `,
+  // 10: the `concurrency:` key (docs/authoring.md "Per-key concurrency"). The claim looks up a
+  // key's oldest queued row and counts its running and waiting ones: both read this index; rows
+  // without a key are not in it (they pay nothing).
+  (s) => `
+  ALTER TABLE ${s}.executions ADD COLUMN concurrency_key TEXT;
+  CREATE INDEX executions_concurrency ON ${s}.executions (integration, concurrency_key, status, queued_at) WHERE concurrency_key IS NOT NULL;
+  `,
   // 11: the retries of an execution (a second retry of the same failed execution is refused unless
   // asked for; a bulk retry skips what was retried): looked up by retry_of, indexed only where set.
-  // Numbered 11 (10 is per-key concurrency's); IF NOT EXISTS so the order of the two does not matter.
   (s) => `
-  CREATE INDEX IF NOT EXISTS executions_retry_of ON ${s}.executions (retry_of, queued_at) WHERE retry_of IS NOT NULL;
+  CREATE INDEX executions_retry_of ON ${s}.executions (retry_of, queued_at) WHERE retry_of IS NOT NULL;
   `,
 ];
 

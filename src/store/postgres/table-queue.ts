@@ -64,6 +64,7 @@ interface ClaimRow {
   finished_at: Date | null;
   was: 'queued' | 'running';
   was_attempt: number;
+  concurrency_key: string | null;
 }
 
 export class TableQueue implements ExecutionQueue {
@@ -167,6 +168,8 @@ export class TableQueue implements ExecutionQueue {
 
   settle(job: QueuedJob, outcome: 'done' | 'abandoned'): void {
     if (!this.held.delete(job.id)) return;
+    // Its key's next execution may be claimable now: no notification says so, so look at once.
+    if (job.concurrencyKey !== undefined) this.hint(job.integration);
     // Handed back: its lease ends now, so another replica (or this one) takes it over at once.
     if (outcome === 'abandoned' && !this.stopped) this.track(this.expire([job.id]));
     this.kick();
@@ -186,6 +189,13 @@ export class TableQueue implements ExecutionQueue {
       total += woke.length;
       if (woke.length < WAKE_BATCH) return total;
     }
+  }
+
+  ended(record: ExecutionRecord): void {
+    // Its key's next row may be claimable now: look at once rather than at the next poll.
+    if (record.concurrencyKey === undefined || this.stopped) return;
+    this.hint(record.integration);
+    this.kick();
   }
 
   async recover(): Promise<number> {
@@ -316,7 +326,14 @@ export class TableQueue implements ExecutionQueue {
   /** One statement claims up to `n` rows of each integration, oldest first, skipping rows others lock. */
   private async claim(caps: Array<[string, number]>): Promise<ClaimRow[]> {
     const { rows } = await this.pool.query<ClaimRow>(
-      prepared(this.sql.claim, [caps.map((c) => c[0]), caps.map((c) => c[1]), this.binding.maxInterruptions(), this.owner, this.leaseSec]),
+      prepared(this.sql.claim, [
+        caps.map((c) => c[0]),
+        caps.map((c) => c[1]),
+        this.binding.maxInterruptions(),
+        this.owner,
+        this.leaseSec,
+        caps.map((c) => this.binding.keyLimit?.(c[0]) ?? 0),
+      ]),
     );
     return rows;
   }
@@ -332,6 +349,7 @@ export class TableQueue implements ExecutionQueue {
       id: row.id,
       integration: row.integration,
       attempt: row.attempt,
+      ...(row.concurrency_key != null ? { concurrencyKey: row.concurrency_key } : {}),
       // Poison (resumed too often) is recognised by the dispatcher from `previous`; its record is left as it was.
       record:
         resumed && row.attempt === row.was_attempt ? stored : runningRecord(stored, row.attempt, iso(row.started_at) ?? new Date().toISOString()),

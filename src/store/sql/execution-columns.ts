@@ -28,6 +28,7 @@ const COLUMNS = {
   wake_at: ['wakeAt', 'timestamptz'],
   retry_of: ['retryOf', 'text'],
   cancel_requested: ['cancelRequested', 'boolean'],
+  concurrency_key: ['concurrencyKey', 'text'],
 } as const satisfies Record<string, readonly [keyof ExecutionColumns, string]>;
 
 export type ExecutionColumn = keyof typeof COLUMNS;
@@ -43,12 +44,12 @@ export const RECORD_COLUMNS = except('duration_ms', 'error');
 export const SUMMARY_COLUMNS = except('trigger', 'record', 'cancel_requested');
 /**
  * What a run changes in an existing row (`stateColumnsOf`): never the trigger or when it was
- * queued, nor what is set once at creation (`retry_of`) or by someone else while it runs
- * (`cancel_requested`, set by `cancelExecution`: a checkpoint of the running process must not
- * clear it).
+ * queued, nor what is set once at creation (`retry_of`, `concurrency_key`) or by someone else
+ * while it runs (`cancel_requested`, set by `cancelExecution`: a checkpoint of the running process
+ * must not clear it).
  */
-export const STATE_COLUMNS = except('integration', 'test', 'trigger', 'queued_at', 'retry_of', 'cancel_requested');
-/** What an enqueue writes: the row up to `queued_at` and what it retries; the rest is written by the run. */
+export const STATE_COLUMNS = except('integration', 'test', 'trigger', 'queued_at', 'retry_of', 'cancel_requested', 'concurrency_key');
+/** What an enqueue writes: the row up to `queued_at`, what it retries and its concurrency key; the rest is written by the run. */
 export const QUEUED_COLUMNS = except('started_at', 'finished_at', 'duration_ms', 'error', 'wake_at', 'cancel_requested');
 
 /** The field of `ExecutionColumns` a column is written from. */

@@ -21,6 +21,15 @@ const s = (sql: string, ...params: unknown[]): Step => ({ sql, params });
 
 export const getExecution = `SELECT ${EXEC_COLS} FROM executions WHERE id = ?`;
 export const unfinishedExecutions = `SELECT ${EXEC_COLS} FROM executions WHERE status IN ('queued', 'running') ORDER BY queued_at ASC, id ASC`;
+/** Waiting executions with a `concurrency:` key: they hold their key's slot (the in-process queue's start). */
+export const waitingKeyHolders = `SELECT id, integration, concurrency_key FROM executions WHERE status = 'waiting' AND concurrency_key IS NOT NULL`;
+/**
+ * Executions ahead of a queued one in its `concurrency:` line ($1 integration, $2 key, then its
+ * queued_at twice and id): those of the key running or waiting, and those queued before it.
+ */
+export const aheadInLine = `SELECT count(*) AS n FROM executions
+  WHERE integration = ? AND concurrency_key = ?
+    AND (status IN ('running', 'waiting') OR (status = 'queued' AND (queued_at < ? OR (queued_at = ? AND id < ?))))`;
 export const countByStatus = 'SELECT status, COUNT(*) AS n FROM executions GROUP BY status';
 
 /**
@@ -95,7 +104,12 @@ const UPSERTED_OVER = ALL_COLUMNS.filter((c) => c !== 'id' && c !== 'trigger' &&
  */
 export const upsertAssignments = (from: string, queuedGiven: string, existing: string) =>
   assignments(UPSERTED_OVER, (c) =>
-    c === 'queued_at' ? `CASE WHEN ${queuedGiven} THEN ${from}.queued_at ELSE ${existing}.queued_at END` : `${from}.${c}`,
+    c === 'queued_at'
+      ? `CASE WHEN ${queuedGiven} THEN ${from}.queued_at ELSE ${existing}.queued_at END`
+      : // Set at creation: a save whose record lacks it keeps the row's.
+        c === 'concurrency_key'
+        ? `COALESCE(${from}.concurrency_key, ${existing}.concurrency_key)`
+        : `${from}.${c}`,
   );
 
 /** Finished executions before `cutoff`, and the schedule/poll ticks claimed before it. */

@@ -105,14 +105,32 @@ export function queuePlans(t: string) {
      * Claims up to n rows of each integration ($1 names, $2 counts), oldest first, skipping rows
      * others lock; marks them running under the lease of $4 for $5 seconds. A resumed row becomes
      * attempt + 1, unless it reached $3 attempts (poison: left as it was for the dispatcher).
+     *
+     * Per-key concurrency ($6: each integration's `concurrency.limit`, 0 = none): a queued row
+     * with a key is claimable only while fewer than `limit` rows of its key are running or waiting
+     * or queued before it — only the head(s) of a key's line, in acceptance order. Safe between
+     * replicas without a lock of its own: a claimer takes the heads of its snapshot, which it must
+     * lock; a row another replica locked is skipped and the rows behind it are not heads in that
+     * snapshot, and a head claimed and committed meanwhile fails the re-check of the lock. Both
+     * counts stop at the limit and read executions_concurrency.
      */
-    claim: `WITH caps AS (SELECT * FROM unnest($1::text[], $2::int[]) AS c(integration, n)),
+    claim: `WITH caps AS (SELECT * FROM unnest($1::text[], $2::int[], $6::int[]) AS c(integration, n, key_limit)),
        picked AS (
          SELECT x.id, x.status AS was, x.attempt AS was_attempt, x.attempt >= $3 AS poison
          FROM caps CROSS JOIN LATERAL (
            SELECT q.id, q.status, q.attempt FROM ${t} q
            WHERE q.integration = caps.integration AND q.status IN ('queued', 'running')
              AND (q.lease_until IS NULL OR q.lease_until < now())
+             AND (caps.key_limit = 0 OR q.concurrency_key IS NULL OR q.status = 'running'
+               OR (SELECT count(*) FROM (
+                     SELECT 1 FROM ${t} a
+                     WHERE a.integration = q.integration AND a.concurrency_key = q.concurrency_key AND a.status IN ('running', 'waiting')
+                     LIMIT caps.key_limit) held)
+                 + (SELECT count(*) FROM (
+                     SELECT 1 FROM ${t} b
+                     WHERE b.integration = q.integration AND b.concurrency_key = q.concurrency_key AND b.status = 'queued'
+                       AND (b.queued_at, b.id) < (q.queued_at, q.id)
+                     LIMIT caps.key_limit) ahead) < caps.key_limit)
            ORDER BY q.queued_at, q.id LIMIT caps.n
            FOR UPDATE SKIP LOCKED) x)
        UPDATE ${t} e SET

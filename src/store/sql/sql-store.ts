@@ -183,6 +183,24 @@ export abstract class SqlStore implements Store {
     return (await this.read(plan.unfinishedExecutions)).map((r) => this.record(r));
   }
 
+  async aheadInLine(record: ExecutionRecord): Promise<number | undefined> {
+    if (record.status !== 'queued' || record.concurrencyKey === undefined || !record.queuedAt) return undefined;
+    const [row] = await this.read<{ n: number | string }>(plan.aheadInLine, [
+      record.integration,
+      record.concurrencyKey,
+      record.queuedAt,
+      record.queuedAt,
+      record.id,
+    ]);
+    return Number(row?.n ?? 0);
+  }
+
+  /** Waiting executions with a `concurrency:` key (the in-process queue's start: they keep their slots). */
+  async waitingKeyHolders(): Promise<Array<{ id: string; integration: string; concurrencyKey: string }>> {
+    const rows = await this.read<{ id: string; integration: string; concurrency_key: string }>(plan.waitingKeyHolders);
+    return rows.map((r) => ({ id: r.id, integration: r.integration, concurrencyKey: r.concurrency_key }));
+  }
+
   async countByStatus(): Promise<Record<ExecutionStatus, number>> {
     const counts = emptyCounts();
     for (const r of await this.read<{ status: ExecutionStatus; n: number | string }>(plan.countByStatus))

@@ -249,11 +249,51 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX callbacks_unconsumed ON callbacks (execution_id) WHERE received_at IS NOT NULL AND consumed_at IS NULL;
   CREATE INDEX callbacks_expires ON callbacks (expires_at);
   `,
+  // 8: the `concurrency:` key (docs/authoring.md "Per-key concurrency"), indexed with the status
+  // and acceptance order of its line; rows without a key are not in the index. Rebuilt so it sits
+  // after the durable columns and before the bulky trigger and record (see 4: summaries read them);
+  // the rebuild drops every index of the table, so the durable ones of 7 are made again too.
+  `
+  CREATE TABLE executions_keyed (
+    id               TEXT PRIMARY KEY,
+    integration      TEXT NOT NULL,
+    status           TEXT NOT NULL,
+    test             INTEGER NOT NULL DEFAULT 0,
+    attempt          INTEGER NOT NULL DEFAULT 1,
+    queued_at        TEXT NOT NULL,
+    started_at       TEXT,
+    finished_at      TEXT,
+    duration_ms      INTEGER,
+    error            TEXT,
+    correlation_key  TEXT,
+    version_sha256   TEXT,
+    version_commit   TEXT,
+    wake_at          TEXT,
+    retry_of         TEXT,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    concurrency_key  TEXT,
+    trigger          TEXT NOT NULL,
+    record           TEXT NOT NULL
+  );
+  INSERT INTO executions_keyed (id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error,
+      correlation_key, version_sha256, version_commit, wake_at, retry_of, cancel_requested, trigger, record)
+    SELECT id, integration, status, test, attempt, queued_at, started_at, finished_at, duration_ms, error,
+      correlation_key, version_sha256, version_commit, wake_at, retry_of, cancel_requested, trigger, record FROM executions;
+  DROP TABLE executions;
+  ALTER TABLE executions_keyed RENAME TO executions;
+  CREATE INDEX executions_integration_queued ON executions (integration, queued_at);
+  CREATE INDEX executions_queued ON executions (queued_at);
+  CREATE INDEX executions_status ON executions (status);
+  CREATE INDEX executions_finished ON executions (finished_at) WHERE finished_at IS NOT NULL;
+  CREATE INDEX executions_correlation ON executions (correlation_key, queued_at) WHERE correlation_key IS NOT NULL;
+  CREATE INDEX executions_waiting_wake ON executions (status, wake_at) WHERE status = 'waiting';
+  CREATE INDEX executions_waiting_integration ON executions (integration) WHERE status = 'waiting';
+  CREATE INDEX executions_concurrency ON executions (integration, concurrency_key, status, queued_at) WHERE concurrency_key IS NOT NULL;
+  `,
   // 9: the retries of an execution (a second retry of the same failed execution is refused unless
   // asked for; a bulk retry skips what was retried): looked up by retry_of, indexed only where set.
-  // Numbered 9 (8 is per-key concurrency's); IF NOT EXISTS so the order of the two does not matter.
   `
-  CREATE INDEX IF NOT EXISTS executions_retry_of ON executions (retry_of, queued_at) WHERE retry_of IS NOT NULL;
+  CREATE INDEX executions_retry_of ON executions (retry_of, queued_at) WHERE retry_of IS NOT NULL;
   `,
 ];
 

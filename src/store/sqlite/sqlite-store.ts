@@ -219,6 +219,7 @@ export class SqliteStore extends SqlStore {
         versionSha256: c.versionSha256,
         versionCommit: c.versionCommit,
         retryOf: c.retryOf,
+        concurrencyKey: c.concurrencyKey,
       });
     }
   }

@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { newExecutionId } from '../../common/ids.js';
 import type { CompiledIntegration, CompiledTrigger, ScheduleTiming } from '../../definition/types.js';
 import { bareScope } from '../../engine/connections.js';
+import { concurrencyKeyOf } from '../../engine/concurrency-key.js';
 import { correlationKeyOf } from '../../engine/correlation-key.js';
 import { evaluateTemplate, type Scope } from '../../engine/evaluate.js';
 import { runExecution } from '../../engine/run.js';
@@ -213,6 +214,9 @@ export class PollTrigger {
         if (integration.correlationKey)
           for (const e of executions)
             e.correlationKey = await correlationKeyOf(integration, e.trigger, { executionId: e.id, env: host.env, logger: host.logger });
+        if (integration.concurrency)
+          for (const e of executions)
+            e.concurrencyKey = await concurrencyKeyOf(integration, e.trigger, { executionId: e.id, env: host.env, logger: host.logger });
         host.checkCapacity(executions.length);
       }
       if (signal.aborted) throw signal.reason;

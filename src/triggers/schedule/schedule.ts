@@ -13,6 +13,7 @@
  */
 import { newExecutionId } from '../../common/ids.js';
 import type { CompiledIntegration, CompiledTrigger, ScheduleTiming } from '../../definition/types.js';
+import { concurrencyKeyOf } from '../../engine/concurrency-key.js';
 import { correlationKeyOf } from '../../engine/correlation-key.js';
 import type { TriggerHost } from '../host.js';
 import { Ticker } from './ticker.js';
@@ -121,7 +122,19 @@ export class ScheduleTrigger {
       const trigger: ScheduleTriggerData = { scheduledAt: tick, firedAt: firedAt.toISOString() };
       const id = newExecutionId();
       const correlationKey = await correlationKeyOf(this.integration, trigger, { executionId: id, env: this.host.env, logger: log });
-      await this.host.submit([{ id, integration: name, trigger, test: false, attempt: 1, queuedAt: trigger.firedAt, correlationKey }]);
+      const concurrencyKey = await concurrencyKeyOf(this.integration, trigger, { executionId: id, env: this.host.env, logger: log });
+      await this.host.submit([
+        {
+          id,
+          integration: name,
+          trigger,
+          test: false,
+          attempt: 1,
+          queuedAt: trigger.firedAt,
+          correlationKey,
+          ...(concurrencyKey ? { concurrencyKey } : {}),
+        },
+      ]);
       log?.debug({ integration: name, executionId: id, scheduledAt: tick }, 'schedule: fired');
       this.host.reportRun?.(name, { status: 'started', at: trigger.firedAt, executionId: id });
     } catch (err) {

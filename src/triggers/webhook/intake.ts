@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { newExecutionId } from '../../common/ids.js';
 import { errorResponse, HttpError, httpErrorOf, StorageUnavailableError } from '../../common/errors.js';
 import type { HttpResponseSpec } from '../../connectors/types.js';
+import { concurrencyKeyOf } from '../../engine/concurrency-key.js';
 import { correlationKeyOf } from '../../engine/correlation-key.js';
 import type { CompiledIntegration, ValueTemplate, WebhookOptions } from '../../definition/types.js';
 import type { ExecutionRecord } from '../../engine/record.js';
@@ -68,6 +69,8 @@ export interface IntakeExecution {
   /** The request's idempotency key, when the trigger declares one and it evaluated to one. */
   idempotencyKey?: string;
   correlationKey?: string;
+  /** `concurrency:`'s key, when the file has one and it evaluated to one. */
+  concurrencyKey?: string;
 }
 
 /** What a synchronous caller waits for: an early response (core.respond) or the finished run. */
@@ -228,6 +231,8 @@ async function intake(
   // Only files with a correlationKey pay for it; a bad key is logged, never a refused request.
   if (integration.correlationKey)
     execution.correlationKey = await correlationKeyOf(integration, trigger, { executionId, env: host.env, logger: host.logger });
+  if (integration.concurrency)
+    execution.concurrencyKey = await concurrencyKeyOf(integration, trigger, { executionId, env: host.env, logger: host.logger });
   const response = options.response;
   const answer =
     response.mode === 'sync'

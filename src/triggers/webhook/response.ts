@@ -6,6 +6,7 @@
 import { isBinaryValue } from '../../common/binary.js';
 import type { HttpResponseSpec } from '../../connectors/types.js';
 import type { CompiledIntegration, ValueTemplate } from '../../definition/types.js';
+import type { ExecutionRecord } from '../../engine/record.js';
 import { evaluateTemplate, type Scope } from '../../engine/evaluate.js';
 import { webhookOptionsOf } from '../registry.js';
 import { attachmentDisposition, sendableContentType, sendableHeaders, statusHasNoBody, UnsendableResponseError } from './response-security.js';
@@ -156,9 +157,9 @@ export function runResponse(
 }
 
 /**
- * What a synchronous webhook caller gets once the run is over: the response a core.respond or
- * core.stop step set, else 500 `{error, executionId}` for a failed run, else 200 with the last
- * step's results as JSON.
+ * What a synchronous webhook caller gets once the run is over — or has started waiting: the
+ * response a core.respond or core.stop step set, else `waitingResponse` / `cancelledResponse`,
+ * else 500 `{error, executionId}` for a failed run, else 200 with the last step's results as JSON.
  */
 export function syncWebhookResponse(
   record: {
@@ -168,13 +169,46 @@ export function syncWebhookResponse(
     response?: HttpResponseSpec;
     error?: { message: string };
     result?: unknown;
+    wakeAt?: string;
+    waitingFor?: { step: string; kind: string };
   },
   onUnsendable?: (error: string) => void,
 ): RenderedResponse {
   if (record.response) return runResponse(record.response, record.id, record.integration, onUnsendable);
+  // Not over, or over by an operator's hand: what the run's own caller was told (a duplicate of it gets the same).
+  if (record.status === 'waiting') return runResponse(waitingResponse(record), record.id, record.integration, onUnsendable);
+  if (record.status === 'cancelled') return runResponse(cancelledResponse(record), record.id, record.integration, onUnsendable);
   if (record.status !== 'succeeded')
     return executionJson(500, record.id, { error: record.error?.message ?? 'the execution failed', executionId: record.id });
   return executionJson(200, record.id, record.result ?? null);
+}
+
+/**
+ * What a synchronous webhook caller gets when its run starts waiting (docs/server.md "Waiting
+ * executions and callbacks"): 202 `{executionId, status: "waiting", wakeAt?, waitingFor}` with
+ * `x-execution-id` — accepted, finishing later (the callback URL of a callback wait is not shown).
+ */
+export function waitingResponse(record: Pick<ExecutionRecord, 'id' | 'wakeAt'> & { waitingFor?: { step: string; kind: string } }): HttpResponseSpec {
+  return {
+    statusCode: 202,
+    contentType: 'application/json',
+    body: {
+      executionId: record.id,
+      status: 'waiting',
+      ...(record.wakeAt !== undefined ? { wakeAt: record.wakeAt } : {}),
+      // The step and what it waits for — never the callback URL: it is meant for someone else (an approver).
+      ...(record.waitingFor !== undefined ? { waitingFor: { step: record.waitingFor.step, kind: record.waitingFor.kind } } : {}),
+    },
+  };
+}
+
+/** A synchronous caller of a run cancelled by an operator: 500 `{error, executionId}` saying so (not "failed"). */
+export function cancelledResponse(record: Pick<ExecutionRecord, 'id' | 'integration'>): HttpResponseSpec {
+  return {
+    statusCode: 500,
+    contentType: 'application/json',
+    body: { error: `integration ${record.integration}: the execution was cancelled by an operator`, executionId: record.id },
+  };
 }
 
 /** A JSON answer about one execution (its id in `x-execution-id`). */
