@@ -1195,7 +1195,7 @@ async function waitsScenario(): Promise<WaitResult> {
 }
 
 function durableSection(d: DurableResult): string[] {
-  const out = ['## Durable execution: checkpoints', ''];
+  const out = ['## 11. Durable execution: checkpoints', ''];
   out.push(
     `An async webhook whose first step is a write (\`hcm.initiateJobChange\`, a checkpoint is committed after it) and whose second a read (\`hcm.getStaffingWorkerById\`), both against the HCM sandbox in its own process: ${int(DURABLE_BACKLOG)} requests accepted by a runner with its workers paused, then a fresh runner on the same store runs them all (runner limits as in the end-to-end scenario) — executions per second from the first start to the last finish, with no intake competing for the cores. Runner CPU and store commits are per execution over that drain.${d.baseline ? ` Baseline: the build in ${d.baseline}, without checkpoints, alternated with this one (${ROUNDS} round${ROUNDS > 1 ? 's' : ''}, median).` : ' Run with `--baseline DIR` to compare with another checkout in the same run.'}`,
     '',
@@ -1218,7 +1218,7 @@ function durableSection(d: DurableResult): string[] {
 }
 
 function waitsSection(w: WaitResult): string[] {
-  const out = ['## Durable execution: waits', ''];
+  const out = ['## 12. Durable execution: waits', ''];
   out.push(
     `Executions that \`core.wait\` 1 s (${WAITS_MEASURED}), accepted while ${int(w.sqlite.background)} others wait an hour: lag is \`wokeAt − wakeAt\` of the wait step, finish lag \`finishedAt − wakeAt\`; executions/s counts the measured ones from the first accepted to the last finished (their 1 s wait included).`,
     '',
