@@ -15,7 +15,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
 import { type Counter, CHAIN, counterServer, integrationsDir, waitFor, waitForCallback } from '../runtime/durable/helpers.js';
-import { ADMIN, killServeChildren, poll, spawnServe, tempDir } from '../server/helpers.js';
+import { childApi as api, killServeChildren, poll, spawnServe, tempDir, untilHealthy as healthy } from '../server/helpers.js';
 
 const pgUrl = process.env.HCM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const cleanups: Array<() => unknown> = [];
@@ -23,25 +23,6 @@ afterAll(async () => {
   killServeChildren();
   for (const f of cleanups.reverse()) await f();
 });
-
-async function api(base: string, method: string, path: string): Promise<any> {
-  const res = await fetch(`${base}/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status}`);
-  return res.json();
-}
-
-async function healthy(base: string, output: () => string): Promise<void> {
-  await poll(
-    async () => {
-      const res = await fetch(`${base}/healthz`).catch(() => undefined);
-      return res?.status === 200 ? true : undefined;
-    },
-    30_000,
-    100,
-  ).catch((err) => {
-    throw new Error(`${(err as Error).message}\n--- server output ---\n${output()}`);
-  });
-}
 
 async function webhook(base: string, name: string, counter: Counter): Promise<string> {
   const view = (await api(base, 'GET', `/integrations/${name}`)) as { webhookUrls: { live: string } };

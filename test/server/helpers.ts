@@ -145,3 +145,24 @@ export function spawnServe(args: string[], env: Record<string, string> = {}): { 
 export function killServeChildren(): void {
   for (const c of serveChildren.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }
+
+/** A `serve` child's admin API (bearer ADMIN): the JSON of a 200 answer, else an error naming the call. */
+export async function childApi(base: string, method: string, path: string): Promise<any> {
+  const res = await fetch(`${base}/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
+  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status}`);
+  return res.json();
+}
+
+/** Waits until a `serve` child answers /healthz (30 s); the error carries its output. */
+export async function untilHealthy(base: string, output: () => string): Promise<void> {
+  await poll(
+    async () => {
+      const res = await fetch(`${base}/healthz`).catch(() => undefined);
+      return res?.status === 200 ? true : undefined;
+    },
+    30_000,
+    100,
+  ).catch((err) => {
+    throw new Error(`${(err as Error).message}\n--- server output ---\n${output()}`);
+  });
+}

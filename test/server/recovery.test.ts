@@ -6,7 +6,17 @@
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN, fixtures, killServeChildren, poll, type SlowUpstream, slowUpstream, spawnServe, tempDir } from './helpers.js';
+import {
+  childApi as api,
+  fixtures,
+  killServeChildren,
+  poll,
+  type SlowUpstream,
+  slowUpstream,
+  spawnServe,
+  tempDir,
+  untilHealthy as healthy,
+} from './helpers.js';
 import { freePort } from '../helpers/net.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -14,25 +24,6 @@ afterAll(async () => {
   killServeChildren();
   for (const f of cleanups) await f();
 });
-
-async function api(base: string, method: string, path: string): Promise<any> {
-  const res = await fetch(`${base}/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN}` } });
-  if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status}`);
-  return res.json();
-}
-
-async function healthy(base: string, output: () => string): Promise<void> {
-  await poll(
-    async () => {
-      const res = await fetch(`${base}/healthz`).catch(() => undefined);
-      return res?.status === 200 ? true : undefined;
-    },
-    30_000,
-    100,
-  ).catch((err) => {
-    throw new Error(`${(err as Error).message}\n--- server output ---\n${output()}`);
-  });
-}
 
 describe('recovery after a crash', () => {
   it('every acknowledged execution reaches succeeded after SIGKILL and restart', { timeout: 90_000 }, async () => {
