@@ -10,14 +10,12 @@
  * On SQLite (one process owns the file) and PostgreSQL (the shared table queue; a short lease so
  * the restarted replica takes over the running execution).
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/net.js';
+import { testSchema } from '../helpers/pg-schema.js';
 import { type Counter, CHAIN, counterServer, integrationsDir, waitFor, waitForCallback } from '../runtime/durable/helpers.js';
 import { childApi as api, killServeChildren, poll, spawnServe, tempDir, untilHealthy as healthy } from '../server/helpers.js';
 
-const pgUrl = process.env.HCM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const cleanups: Array<() => unknown> = [];
 afterAll(async () => {
   killServeChildren();
@@ -51,17 +49,10 @@ async function storage(kind: 'sqlite' | 'postgres'): Promise<{ args: string[]; e
     cleanups.push(data.remove);
     return { args: ['--data', data.path], env: {} };
   }
-  const schema = `durable_${randomBytes(5).toString('hex')}`;
-  cleanups.push(async () => {
-    const client = new pg.Client({ connectionString: pgUrl });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
-  });
-  const url = new URL(pgUrl);
-  url.searchParams.set('schema', schema);
+  const schema = testSchema('durable');
+  cleanups.push(schema.drop);
   // A killed replica's running executions are taken over once its lease ran out.
-  return { args: ['--database-url', url.toString()], env: { HCM_RUNNER_LEASE_SECONDS: '2' } };
+  return { args: ['--database-url', schema.url], env: { HCM_RUNNER_LEASE_SECONDS: '2' } };
 }
 
 describe.each(['sqlite', 'postgres'] as const)('kill -9 and restart (%s)', (kind) => {

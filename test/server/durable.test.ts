@@ -7,13 +7,10 @@
  * wake-ups claimed with SKIP LOCKED, cancel flags read back), a loopback counter server as the
  * outside world.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testSchema } from '../helpers/pg-schema.js';
 import { type Counter, CHAIN, counterServer, integrationsDir, waitFor, waitForCallback } from '../runtime/durable/helpers.js';
 import { poll, startTestServer, type TestServer } from './helpers.js';
-
-const pgUrl = process.env.HCM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 let counter: Counter;
 let dir: ReturnType<typeof integrationsDir>;
@@ -32,7 +29,7 @@ async function start(name: string): Promise<string> {
 const get = async (id: string) => (await server.api('GET', `/executions/${id}`)).body;
 
 describe.each(['sqlite', 'postgres'] as const)('%s', (kind) => {
-  const schema = `durable_${randomBytes(5).toString('hex')}`;
+  const schema = testSchema('durable');
   beforeAll(async () => {
     counter = await counterServer();
     dir = integrationsDir({
@@ -48,7 +45,7 @@ describe.each(['sqlite', 'postgres'] as const)('%s', (kind) => {
       approve: waitForCallback('approve', '1h'),
       hurry: waitForCallback('hurry', '1s'),
     });
-    const databaseUrl = kind === 'postgres' ? `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}schema=${schema}` : undefined;
+    const databaseUrl = kind === 'postgres' ? schema.url : undefined;
     server = await startTestServer({ dir: dir.path, databaseUrl, env: { HCM_RUNNER_MAX_WAITING: '2' } });
     expect(server.runtime.store.kind).toBe(kind);
   });
@@ -57,12 +54,7 @@ describe.each(['sqlite', 'postgres'] as const)('%s', (kind) => {
     await server?.stop();
     await counter?.close();
     dir?.remove();
-    if (kind === 'postgres') {
-      const client = new pg.Client({ connectionString: pgUrl });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
-    }
+    if (kind === 'postgres') await schema.drop();
   });
 
   describe('core.wait', () => {

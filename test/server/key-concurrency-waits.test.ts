@@ -7,13 +7,10 @@
  * has finished; cancelling a waiting execution frees its slot. A loopback counter server is the
  * outside world (`/hold/...` requests answer when the test releases them).
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testSchema } from '../helpers/pg-schema.js';
 import { type Counter, counterServer, integrationsDir } from '../runtime/durable/helpers.js';
 import { poll, startTestServer, type TestServer } from './helpers.js';
-
-const pgUrl = process.env.HCM_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** One line per worker: calls /kn/<tag>/before, waits `duration`, then calls `after` (held or not). */
 const keyedWait = (name: string, duration: string, after: string) => `name: ${name}
@@ -57,14 +54,14 @@ const get = async (id: string) => (await server.api('GET', `/executions/${id}`))
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.each(['sqlite', 'postgres'] as const)('per-key concurrency with core.wait (%s)', (kind) => {
-  const schema = `keywait_${randomBytes(5).toString('hex')}`;
+  const schema = testSchema('keywait');
   beforeAll(async () => {
     counter = await counterServer();
     dir = integrationsDir({
       napper: keyedWait('napper', '2s', '/hold/kn/'),
       sleeper: keyedWait('sleeper', '1h', '/kn/'),
     });
-    const databaseUrl = kind === 'postgres' ? `${pgUrl}${pgUrl.includes('?') ? '&' : '?'}schema=${schema}` : undefined;
+    const databaseUrl = kind === 'postgres' ? schema.url : undefined;
     server = await startTestServer({ dir: dir.path, databaseUrl });
     expect(server.runtime.store.kind).toBe(kind);
   });
@@ -73,12 +70,7 @@ describe.each(['sqlite', 'postgres'] as const)('per-key concurrency with core.wa
     await server?.stop();
     await counter?.close();
     dir?.remove();
-    if (kind === 'postgres') {
-      const client = new pg.Client({ connectionString: pgUrl });
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-      await client.end();
-    }
+    if (kind === 'postgres') await schema.drop();
   });
 
   it('a waiting execution keeps its key’s slot; it wakes past its own slot, and the next starts after it finishes', { timeout: 40_000 }, async () => {
