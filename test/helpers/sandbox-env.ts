@@ -12,3 +12,21 @@ export function sandboxEnv(sb: Sandbox, extra: { refreshToken?: string } = {}): 
   if (extra.refreshToken) env.HCM_REFRESH_TOKEN = extra.refreshToken;
   return env;
 }
+
+/**
+ * A `connections:` block with one hcm-oauth2 connection `hcm` pointed at the sandbox, written out
+ * (no env values), with a fresh refresh token; `extra` is appended as more keys of `hcm` (indented).
+ */
+export function sandboxConnectionYaml(sb: Sandbox, extra = ''): string {
+  return `connections:
+  hcm:
+    type: hcm-oauth2
+    authorizeUrl: ${sb.authorizeUrl}
+    tokenUrl: ${sb.tokenUrl}
+    apiUrl: ${sb.apiUrl}
+    tenantId: acme
+    clientId: sandbox-client
+    clientSecret: sandbox-secret
+    refreshToken: ${sb.issueRefreshToken()}
+${extra}`;
+}

@@ -11,6 +11,7 @@ import { runExecution, type RunOptions } from '../../../src/engine/run.js';
 import { startSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { manualTriggerData } from '../../../src/triggers/manual.js';
 import { compile, testServices } from '../../helpers/engine.js';
+import { sandboxConnectionYaml } from '../../helpers/sandbox-env.js';
 
 let sb: Sandbox;
 
@@ -28,17 +29,7 @@ let counter = 0;
 /** An integration with one HCM step on connection `hcm` (its extra keys in `connection`, the step's in `step`). */
 function integration(connection: string, step: string, name = `limits-${++counter}`): CompiledIntegration {
   return compile(`name: ${name}
-connections:
-  hcm:
-    type: hcm-oauth2
-    authorizeUrl: ${sb.authorizeUrl}
-    tokenUrl: ${sb.tokenUrl}
-    apiUrl: ${sb.apiUrl}
-    tenantId: acme
-    clientId: sandbox-client
-    clientSecret: sandbox-secret
-    refreshToken: ${sb.issueRefreshToken()}
-${connection}
+${sandboxConnectionYaml(sb, connection)}
 trigger: { type: webhook }
 steps:
   - id: orgs

@@ -15,6 +15,7 @@ import { runExecution } from '../../../src/engine/run.js';
 import { startSandbox, type Sandbox } from '../../../src/sandbox/index.js';
 import { manualTriggerData } from '../../../src/triggers/manual.js';
 import { compile, testServices } from '../../helpers/engine.js';
+import { sandboxConnectionYaml } from '../../helpers/sandbox-env.js';
 
 let sb: Sandbox;
 let fake: Server;
@@ -52,17 +53,7 @@ const ORGS = { pathIncludes: '/organizations' };
 
 function hcmIntegration(connectionExtra: string, step: string): CompiledIntegration {
   return compile(`name: retry-after-${++counter}
-connections:
-  hcm:
-    type: hcm-oauth2
-    authorizeUrl: ${sb.authorizeUrl}
-    tokenUrl: ${sb.tokenUrl}
-    apiUrl: ${sb.apiUrl}
-    tenantId: acme
-    clientId: sandbox-client
-    clientSecret: sandbox-secret
-    refreshToken: ${sb.issueRefreshToken()}
-${connectionExtra}
+${sandboxConnectionYaml(sb, connectionExtra)}
 trigger: { type: webhook }
 steps:
 ${step}
